@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger, createMemoryLogger, formatRecord } from './index.js';
+
+describe('log', () => {
+  it('writes key=value lines with quoted message and values that need quoting', () => {
+    const lines: string[] = [];
+    const log = createLogger({ write: (l) => lines.push(l), now: () => new Date('2026-01-02T03:04:05Z') });
+    log.info('config reload applied', {
+      version: 3,
+      applied: ['a', 'b'],
+      rejected_count: 0,
+      note: 'two words',
+    });
+    expect(lines).toEqual([
+      'ts=2026-01-02T03:04:05.000Z level=info msg="config reload applied" version=3 applied=a,b rejected_count=0 note="two words"',
+    ]);
+  });
+
+  it('drops records below the level and binds child fields', () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: 'warn', write: (l) => lines.push(l) }).child({ job_id: 'j1' });
+    log.info('hidden');
+    log.warn('shown', { x: 1 });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/msg="shown" job_id=j1 x=1$/);
+  });
+
+  it('writes JSON when asked', () => {
+    const lines: string[] = [];
+    createLogger({ format: 'json', write: (l) => lines.push(l) }).error('boom', { err: new Error('bad') });
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'error', msg: 'boom', err: 'bad' });
+  });
+
+  it('never prints fields named like credentials', () => {
+    const line = formatRecord(
+      {
+        ts: 't',
+        level: 'info',
+        msg: 'm',
+        fields: { api_key: 'sk-123', access_token: 'x', authorization: 'Bearer y', user: 'u' },
+      },
+      'kv',
+    );
+    expect(line).not.toMatch(/sk-123|Bearer y|=x\b/);
+    expect(line).toContain('user=u');
+  });
+
+  it('memory logger records structured fields', () => {
+    const log = createMemoryLogger();
+    log.child({ a: 1 }).warn('w', { b: 2 });
+    expect(log.find('w')[0]?.fields).toEqual({ a: 1, b: 2 });
+  });
+});
