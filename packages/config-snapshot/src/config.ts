@@ -1,0 +1,209 @@
+/**
+ * `loadConfig`: read the directory, validate each part on its own, and — on a reload — merge with the
+ * previous snapshot: valid agents move to the next version, invalid ones keep their previous definition,
+ * restart-required changes are reported and not applied.
+ */
+import type { ConfigIssue } from './issues.js';
+import { formatIssue } from './issues.js';
+import { readCandidate, type Candidate, type ReadOptions } from './load.js';
+import { diff, restartRequiredChanges, RESTART_RUNTIME_FIELDS, sameValue, type SnapshotDiff } from './diff.js';
+import type { ProviderConfig, RuntimeFile } from './schemas.js';
+import { deepFreeze, makeRedactor, type AgentSnapshot, type ConfigSnapshot, type PluginSnapshot } from './snapshot.js';
+
+export interface LoadOptions extends ReadOptions {
+  /** The running snapshot, when this load is a reload. */
+  previous?: ConfigSnapshot | null;
+}
+
+export interface RejectedAgent {
+  agentId: string;
+  /** One line naming file, YAML path and line of the first problem. */
+  reason: string;
+  issues: ConfigIssue[];
+}
+
+export interface LoadResult {
+  /** The new snapshot; `null` when nothing can be applied (a global file is invalid, or every agent was rejected). */
+  snapshot: ConfigSnapshot | null;
+  errors: ConfigIssue[];
+  warnings: ConfigIssue[];
+  /** Agents moved to the new version. */
+  applied: string[];
+  rejected: RejectedAgent[];
+  /** Changes that were not applied because they need a restart. */
+  restartRequired: { agentId?: string; field: string }[];
+  /** `null` at boot. */
+  diff: SnapshotDiff | null;
+  /** Every file and secret read is byte-for-byte what the previous snapshot was built from. */
+  unchanged: boolean;
+}
+
+const secretsOf = new WeakMap<ConfigSnapshot, ReadonlySet<string>>();
+
+/** Never throws: every problem is in `errors` or `warnings`. */
+export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResult {
+  let candidate: Candidate;
+  try {
+    candidate = readCandidate(configDir, opts);
+  } catch (err) {
+    // A bug must not take a running daemon down: report it as an issue.
+    const issue: ConfigIssue = {
+      code: 'CONFIG_FILE_UNREADABLE',
+      severity: 'error',
+      scope: 'global',
+      file: configDir,
+      path: '',
+      message: `unexpected error while reading the config: ${(err as Error).message}`,
+    };
+    return { snapshot: null, errors: [issue], warnings: [], applied: [], rejected: [], restartRequired: [], diff: null, unchanged: false };
+  }
+  const errors = candidate.issues.filter((i) => i.severity === 'error');
+  const warnings = candidate.issues.filter((i) => i.severity === 'warning');
+  const prev = opts.previous ?? null;
+  const unchanged = prev !== null && prev.contentHash === candidate.contentHash;
+  const rejected: RejectedAgent[] = [...candidate.rejectedAgents].map(([agentId, issues]) => ({
+    agentId,
+    reason: issues[0] ? formatIssue(issues[0]) : 'invalid',
+    issues,
+  }));
+
+  if (candidate.fatal) {
+    const first = errors.find((e) => e.scope === 'global');
+    const reason = first ? formatIssue(first) : 'a global config file is invalid';
+    const all = [...new Set([...(prev ? prev.agents.keys() : []), ...candidate.agents.keys()])].sort();
+    return {
+      snapshot: null,
+      errors,
+      warnings,
+      applied: [],
+      rejected: all.map((agentId) => ({ agentId, reason, issues: first ? [first] : [] })),
+      restartRequired: [],
+      diff: null,
+      unchanged,
+    };
+  }
+
+  if (!prev) {
+    const snapshot = build(candidate, 1, new Map([...candidate.agents].map(([id, a]) => [id, { ...a, version: 1 }])), {
+      llm: candidate.llm.providers,
+      runtime: candidate.runtime,
+      broker: candidate.broker,
+      memory: candidate.memory,
+      plugins: candidate.plugins,
+      pollers: candidate.pollers,
+      secrets: candidate.secrets,
+      secretFiles: candidate.secretFiles,
+    });
+    return { snapshot, errors, warnings, applied: [...candidate.agents.keys()].sort(), rejected, restartRequired: [], diff: null, unchanged: false };
+  }
+
+  const d = diff(prev, candidate);
+  const applied = [...candidate.agents.keys()].filter((id) => prev.agents.has(id)).sort();
+  const noAgentsAnywhere = prev.agents.size === 0 && candidate.agents.size === 0 && rejected.length === 0;
+  if (applied.length === 0 && !noAgentsAnywhere) {
+    return { snapshot: null, errors, warnings, applied, rejected, restartRequired: restartRequiredChanges(d), diff: d, unchanged };
+  }
+  const version = prev.version + 1;
+
+  const agents = new Map<string, AgentSnapshot>();
+  for (const [id, old] of prev.agents) {
+    const fresh = candidate.agents.get(id);
+    if (!fresh) {
+      agents.set(id, old); // rejected or removed: keeps its previous definition
+      continue;
+    }
+    // Restart-required fields keep their running values.
+    const definition = { ...fresh.definition };
+    for (const k of ['workspace', 'skills_dir', 'transcripts_dir'] as const) {
+      if (old.definition[k] === undefined) delete definition[k];
+      else definition[k] = old.definition[k];
+    }
+    agents.set(id, { ...fresh, definition, workspace: old.workspace, skillsDir: old.skillsDir, transcriptsDir: old.transcriptsDir, version });
+  }
+
+  // Providers: the new ones, plus any old one an agent still running on its old definition needs.
+  const providers: Record<string, ProviderConfig> = { ...candidate.llm.providers };
+  for (const a of agents.values()) {
+    const name = a.definition.model.provider;
+    if (a.version !== version && !providers[name] && prev.llm.providers[name]) providers[name] = prev.llm.providers[name] as ProviderConfig;
+  }
+
+  // runtime.yaml: hot sections from the new file, listeners and data_dir as running.
+  const runtime = { ...candidate.runtime } as Record<string, unknown>;
+  for (const k of RESTART_RUNTIME_FIELDS) runtime[k] = (prev.runtime as Record<string, unknown>)[k];
+
+  // Plugins: an instance block keeps running as it is unless only its resolved secrets changed.
+  const plugins = new Map<string, PluginSnapshot>();
+  for (const name of new Set([...prev.plugins.keys(), ...candidate.plugins.keys()])) {
+    const a = prev.plugins.get(name);
+    const b = candidate.plugins.get(name);
+    const instances: Record<string, Readonly<Record<string, unknown>>> = {};
+    const rawInstances: Record<string, unknown> = {};
+    for (const [inst, raw] of Object.entries(a?.rawInstances ?? {})) {
+      const same = b !== undefined && sameValue(raw, b.rawInstances[inst]) && b.instances[inst] !== undefined;
+      rawInstances[inst] = raw;
+      const chosen = same ? b.instances[inst] : a?.instances[inst];
+      if (chosen) instances[inst] = chosen;
+    }
+    plugins.set(name, { name, file: b?.file ?? a!.file, instances, rawInstances, accounts: b?.accounts ?? a?.accounts ?? {} });
+  }
+
+  const secrets = new Set([...candidate.secrets, ...(secretsOf.get(prev) ?? [])]);
+  const secretFiles = [...new Set([...candidate.secretFiles, ...prev.secretFiles])].sort();
+  const snapshot = build(candidate, version, agents, {
+    llm: providers,
+    runtime: runtime as RuntimeFile,
+    broker: prev.broker,
+    memory: prev.memory,
+    plugins,
+    pollers: candidate.pollersInvalid ? prev.pollers : candidate.pollers,
+    secrets,
+    secretFiles,
+  });
+  return { snapshot, errors, warnings, applied, rejected, restartRequired: restartRequiredChanges(d), diff: d, unchanged };
+}
+
+function build(
+  candidate: Candidate,
+  version: number,
+  agents: Map<string, AgentSnapshot>,
+  parts: {
+    llm: Record<string, ProviderConfig>;
+    runtime: ConfigSnapshot['runtime'];
+    broker: ConfigSnapshot['broker'];
+    memory: ConfigSnapshot['memory'];
+    plugins: Map<string, PluginSnapshot>;
+    pollers: ConfigSnapshot['pollers'];
+    secrets: ReadonlySet<string>;
+    secretFiles: string[];
+  },
+): ConfigSnapshot {
+  const redact = makeRedactor(parts.secrets);
+  const llm = { providers: parts.llm };
+  const snapshot: ConfigSnapshot = {
+    version,
+    configDir: candidate.configDir,
+    llm,
+    agents,
+    pollers: parts.pollers,
+    broker: parts.broker,
+    memory: parts.memory,
+    runtime: parts.runtime,
+    plugins: parts.plugins,
+    legacyMailPoller: candidate.legacyMailPoller,
+    secretFiles: parts.secretFiles,
+    contentHash: candidate.contentHash,
+    redact,
+    provider: (name) => llm.providers[name],
+  };
+  for (const a of agents.values()) deepFreeze(a);
+  for (const p of parts.plugins.values()) deepFreeze(p);
+  deepFreeze(llm);
+  deepFreeze(parts.runtime);
+  deepFreeze(parts.broker);
+  deepFreeze(parts.memory);
+  Object.freeze(agents);
+  Object.freeze(snapshot);
+  secretsOf.set(snapshot, parts.secrets);
+  return snapshot;
+}

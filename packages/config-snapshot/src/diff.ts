@@ -1,0 +1,133 @@
+/**
+ * A pure diff of two configurations that names every changed field and classifies it as hot (applied by
+ * a reload) or restart-required (spec §4.2: agents added or removed, plugin instance blocks, broker.yaml,
+ * memory.yaml, an agent's workspace, skills_dir and transcripts_dir).
+ */
+import type { AgentFile, BrokerFile, LlmFile, MemoryFile, RuntimeFile } from './schemas.js';
+import type { PluginSnapshot } from './snapshot.js';
+import { formatPath } from './issues.js';
+
+export type ChangeClass = 'hot' | 'restart';
+
+export interface FieldChange {
+  field: string;
+  class: ChangeClass;
+}
+
+export interface AgentDiff {
+  agentId: string;
+  status: 'added' | 'removed' | 'changed' | 'unchanged';
+  changes: FieldChange[];
+}
+
+export interface SnapshotDiff {
+  agents: AgentDiff[];
+  /** Changes outside agent files (broker.yaml, memory.yaml, runtime.yaml, plugin files). */
+  global: FieldChange[];
+}
+
+/** The parts of a configuration the diff reads; both snapshots and freshly read candidates have them. */
+export interface DiffInput {
+  agents: ReadonlyMap<string, { definition: Readonly<AgentFile>; workspace: string; skillsDir: string; transcriptsDir: string }>;
+  llm: Readonly<LlmFile>;
+  broker: Readonly<BrokerFile>;
+  memory: Readonly<MemoryFile>;
+  runtime: Readonly<RuntimeFile>;
+  plugins: ReadonlyMap<string, PluginSnapshot>;
+}
+
+/** Agent fields that need the agent restarted. */
+export const RESTART_AGENT_FIELDS = ['workspace', 'skills_dir', 'transcripts_dir'] as const;
+/** runtime.yaml sections that need the daemon restarted (listeners and the data directory). */
+export const RESTART_RUNTIME_FIELDS = ['data_dir', 'metrics', 'admin'] as const;
+
+export function diff(prev: DiffInput, next: DiffInput): SnapshotDiff {
+  const ids = [...new Set([...prev.agents.keys(), ...next.agents.keys()])].sort();
+  const agents: AgentDiff[] = ids.map((agentId) => {
+    const a = prev.agents.get(agentId);
+    const b = next.agents.get(agentId);
+    if (!a) return { agentId, status: 'added', changes: [{ field: 'agent added', class: 'restart' }] };
+    if (!b) return { agentId, status: 'removed', changes: [{ field: 'agent removed', class: 'restart' }] };
+    const changes: FieldChange[] = [];
+    const restart = new Set<string>(RESTART_AGENT_FIELDS);
+    const { workspace: _w1, skills_dir: _s1, transcripts_dir: _t1, ...defA } = a.definition;
+    const { workspace: _w2, skills_dir: _s2, transcripts_dir: _t2, ...defB } = b.definition;
+    for (const field of changedPaths(defA, defB)) changes.push({ field, class: 'hot' });
+    // Compare the resolved directories, so that spelling a default out is not a change.
+    if (a.workspace !== b.workspace) changes.push({ field: 'workspace', class: 'restart' });
+    if (a.skillsDir !== b.skillsDir) changes.push({ field: 'skills_dir', class: 'restart' });
+    if (a.transcriptsDir !== b.transcriptsDir) changes.push({ field: 'transcripts_dir', class: 'restart' });
+    // A provider change reaches every agent that uses the provider (rotated key, moved base_url).
+    const pa = prev.llm.providers[b.definition.model.provider];
+    const pb = next.llm.providers[b.definition.model.provider];
+    if (a.definition.model.provider === b.definition.model.provider) {
+      for (const f of changedPaths(pa ?? {}, pb ?? {})) {
+        changes.push({ field: `llm.providers.${b.definition.model.provider}${f ? '.' + f : ''}`, class: 'hot' });
+      }
+    }
+    changes.sort((x, y) => Number(restart.has(y.field)) - Number(restart.has(x.field)) || x.field.localeCompare(y.field));
+    return { agentId, status: changes.length ? 'changed' : 'unchanged', changes };
+  });
+
+  const global: FieldChange[] = [];
+  for (const f of changedPaths(prev.broker, next.broker)) global.push({ field: `broker.yaml ${f}`, class: 'restart' });
+  for (const f of changedPaths(prev.memory, next.memory)) global.push({ field: `memory.yaml ${f}`, class: 'restart' });
+  for (const f of changedPaths(prev.runtime, next.runtime)) {
+    const top = f.split(/[.[]/)[0]!;
+    global.push({ field: `runtime.yaml ${f}`, class: (RESTART_RUNTIME_FIELDS as readonly string[]).includes(top) ? 'restart' : 'hot' });
+  }
+  const plugins = [...new Set([...prev.plugins.keys(), ...next.plugins.keys()])].sort();
+  for (const name of plugins) {
+    const a = prev.plugins.get(name);
+    const b = next.plugins.get(name);
+    const instances = [...new Set([...Object.keys(a?.rawInstances ?? {}), ...Object.keys(b?.rawInstances ?? {})])].sort();
+    for (const inst of instances) {
+      const ra = a?.rawInstances[inst];
+      const rb = b?.rawInstances[inst];
+      const field = `plugins/${name}.yaml instances.${inst}`;
+      if (!sameValue(ra, rb)) global.push({ field, class: 'restart' });
+      else if (!sameValue(a?.instances[inst], b?.instances[inst])) global.push({ field: `${field} (credentials)`, class: 'hot' });
+    }
+    for (const f of changedPaths(a?.accounts ?? {}, b?.accounts ?? {})) global.push({ field: `plugins/${name}.yaml accounts.${f}`, class: 'hot' });
+  }
+  return { agents, global };
+}
+
+/** All restart-required changes, one entry per field. */
+export function restartRequiredChanges(d: SnapshotDiff): { agentId?: string; field: string }[] {
+  const out: { agentId?: string; field: string }[] = [];
+  for (const a of d.agents) for (const c of a.changes) if (c.class === 'restart') out.push({ agentId: a.agentId, field: c.field });
+  for (const c of d.global) if (c.class === 'restart') out.push({ field: c.field });
+  return out;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/** Paths of the leaves that differ; arrays of objects are compared element by element. */
+export function changedPaths(a: unknown, b: unknown, base: (string | number)[] = []): string[] {
+  if (sameValue(a, b)) return [];
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+    return keys.flatMap((k) => changedPaths(a[k], b[k], [...base, k]));
+  }
+  if (Array.isArray(a) && Array.isArray(b) && [...a, ...b].some(isPlainObject)) {
+    const n = Math.max(a.length, b.length);
+    const out: string[] = [];
+    for (let i = 0; i < n; i++) out.push(...changedPaths(a[i], b[i], [...base, i]));
+    return out;
+  }
+  return [formatPath(base)];
+}
+
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+    return ka.length === kb.length && ka.every((k) => sameValue(a[k], b[k]));
+  }
+  return false;
+}

@@ -1,0 +1,311 @@
+/**
+ * JSON Schemas of every file in the config directory: the single source of truth. They validate (ajv),
+ * they give the TypeScript types (`FromSchema`) and they generate the reference in `docs/config/`.
+ */
+import type { FromSchema } from 'json-schema-to-ts';
+
+const idPattern = '^[A-Za-z0-9][A-Za-z0-9_.-]*$';
+
+export const llmFileSchema = {
+  $id: 'llm.yaml',
+  title: 'Model providers (llm.yaml)',
+  description: 'Model providers the agents call, keyed by provider name.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['providers'],
+  properties: {
+    providers: {
+      type: 'object',
+      description: 'Keyed by `<provider_name>`; agents name a provider in `model.provider`.',
+      propertyNames: { pattern: idPattern },
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['type', 'base_url', 'api_key'],
+        properties: {
+          type: {
+            enum: ['openai', 'anthropic'],
+            description:
+              'Wire protocol: `openai` (OpenAI-compatible chat completions, `base_url` includes the version prefix such as `/v1`) or `anthropic` (Anthropic messages, `base_url` is the host root).',
+          },
+          base_url: { type: 'string', format: 'uri', description: 'Provider endpoint. Hot: takes effect at the next turn.' },
+          api_key: {
+            type: 'string',
+            minLength: 1,
+            description: 'Usually `${file:<path>}` (mode 600). Hot: a rotated key takes effect at the next turn.',
+          },
+          timeout_ms: { type: 'integer', minimum: 1000, maximum: 600000, default: 60000, description: 'Per attempt.' },
+          max_retries: { type: 'integer', minimum: 0, maximum: 10, default: 2, description: 'Retries on 429, 5xx and network errors.' },
+        },
+      },
+    },
+  },
+} as const;
+
+export const bindingSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['plugin'],
+  properties: {
+    plugin: { type: 'string', pattern: idPattern, description: 'Channel plugin name (`chat_a`, `chat_b`, `log`, ...).' },
+    instance: { type: 'string', pattern: idPattern, description: 'Plugin instance name; omitted = any instance of the plugin.' },
+    allowed_tools: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      default: [],
+      description: 'Tools the model may see and call on this binding; `"*"` means all. Hot.',
+    },
+    outbound_allowlist: {
+      type: 'object',
+      additionalProperties: { type: 'array', items: { type: 'string' } },
+      default: {},
+      description: 'Channel -> recipient ids this binding may send to with `send_message`. Hot.',
+    },
+    system_prompt_extra: {
+      type: 'string',
+      default: '',
+      description: 'Extra system prompt text for this binding only. Hot.',
+    },
+  },
+} as const;
+
+export const agentFileSchema = {
+  $id: 'agents.d/<agent_id>.yaml',
+  title: 'Agent definition (agents.d/<agent_id>.yaml)',
+  description: 'One agent; its id is the file name without `.yaml`.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['model', 'inbound_bindings'],
+  properties: {
+    description: { type: 'string', description: 'Free text for operators.' },
+    model: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['provider', 'name'],
+      description: 'Model used by this agent. Hot.',
+      properties: {
+        provider: { type: 'string', description: 'A key of `providers` in llm.yaml.' },
+        name: { type: 'string', minLength: 1, description: 'Model name sent to the provider.' },
+        max_tokens: { type: 'integer', minimum: 1, default: 1024 },
+        max_tool_rounds: { type: 'integer', minimum: 1, maximum: 50, default: 8, description: 'Model calls per turn at most.' },
+      },
+    },
+    system_prompt: { type: 'string', default: '', description: 'System prompt of every binding. Hot.' },
+    inbound_bindings: {
+      type: 'array',
+      items: bindingSchema,
+      description: 'Channel bindings, addressed by zero-based `binding_index`.',
+    },
+    credentials: {
+      type: 'object',
+      additionalProperties: { type: 'string', pattern: idPattern },
+      default: {},
+      description:
+        'Provider accounts this agent uses, keyed by kind (for example `mail: work`); each names an entry of `accounts` in `plugins/<kind>.yaml`.',
+    },
+    workspace: { type: 'string', minLength: 1, description: 'Working directory of the agent. Restart required.' },
+    skills_dir: { type: 'string', minLength: 1, description: 'Skills directory. Restart required.' },
+    transcripts_dir: { type: 'string', minLength: 1, description: 'Transcript directory (JSONL per session). Restart required.' },
+  },
+} as const;
+
+export const scheduleSchema = {
+  description: 'Exactly one of `every_secs`, `cron`, `at`.',
+  oneOf: [
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['every_secs'],
+      properties: { every_secs: { type: 'integer', minimum: 1, description: 'Repeat every N seconds.' } },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['cron'],
+      properties: {
+        cron: { type: 'string', description: '6 fields: sec min hour dom mon dow.' },
+        tz: { type: 'string', description: 'IANA zone; always honoured. Default UTC.' },
+        stagger_jitter_ms: { type: 'integer', minimum: 0, description: 'Per-job jitter; overrides `default_jitter_ms`.' },
+      },
+    },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['at'],
+      properties: { at: { type: 'string', description: 'RFC 3339 instant; fires once, then the job stays paused.' } },
+    },
+  ],
+} as const;
+
+export const deliverSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['channel', 'to'],
+  properties: {
+    channel: { type: 'string', minLength: 1, description: 'Channel plugin name; the job agent must have a binding for it.' },
+    to: { type: 'string', minLength: 1, description: 'Recipient id on that channel.' },
+  },
+} as const;
+
+export const jobSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'kind', 'agent', 'schedule', 'config'],
+  properties: {
+    id: { type: 'string', pattern: idPattern, description: 'Unique; key for state, metrics, admin and lease.' },
+    kind: { type: 'string', pattern: '^[a-z][a-z0-9_]*$', description: 'A registered kind: mail, rss, webhook_poll, calendar or custom.' },
+    agent: { type: 'string', description: 'Agent whose credentials and bindings the job uses.' },
+    schedule: scheduleSchema,
+    config: { type: 'object', description: 'Kind-specific options, validated by the kind.' },
+    failure_to: { ...deliverSchema, description: 'Where failure alerts go; omitted = logged only.' },
+    paused_on_boot: { type: 'boolean', default: false, description: 'Persist `paused = 1` at every start.' },
+  },
+} as const;
+
+export const pollersFileSchema = {
+  $id: 'pollers.yaml',
+  title: 'Poller subsystem (pollers.yaml)',
+  description: 'An absent file means the subsystem is off: no jobs start and no admin endpoint exists.',
+  type: 'object',
+  additionalProperties: false,
+  required: ['pollers'],
+  properties: {
+    pollers: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        enabled: { type: 'boolean', default: true, description: 'Master switch; `false` skips everything below.' },
+        state_db: { type: 'string', default: './data/poller.db', description: 'SQLite file; created if missing.' },
+        default_jitter_ms: { type: 'integer', minimum: 0, default: 5000 },
+        lease_ttl_factor: { type: 'number', exclusiveMinimum: 0, default: 2.0, description: 'Lease TTL = factor x interval, minimum 30 s.' },
+        failure_alert_cooldown_secs: { type: 'integer', minimum: 0, default: 3600 },
+        breaker_threshold: { type: 'integer', minimum: 1, default: 5 },
+        kind_packages: {
+          type: 'array',
+          items: { type: 'string', minLength: 1 },
+          default: [],
+          description: 'Third-party kind packages, resolved from the config directory.',
+        },
+        jobs: {
+          type: 'array',
+          default: [],
+          description: 'Job entries; each is validated on its own (an invalid job never stops its siblings).',
+          items: { type: 'object' },
+        },
+      },
+    },
+  },
+} as const;
+
+export const brokerFileSchema = {
+  $id: 'broker.yaml',
+  title: 'Broker (broker.yaml)',
+  description: 'Message broker for control messages such as `control.reload`. Restart required.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    kind: { enum: ['local', 'nats'], default: 'local', description: '`local`: in-process, reachable by local processes of the same user over a mode-600 Unix socket; `nats`: a NATS server.' },
+    url: { type: 'string', description: 'NATS server URL (kind `nats`), e.g. `nats://127.0.0.1:4222`.' },
+    socket_path: { type: 'string', description: 'Unix socket of the local broker; default `<data_dir>/broker.sock`.' },
+  },
+} as const;
+
+export const memoryFileSchema = {
+  $id: 'memory.yaml',
+  title: 'Conversation memory (memory.yaml)',
+  description: 'Per-session conversation memory. Restart required.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    enabled: { type: 'boolean', default: true },
+    path: { type: 'string', default: './data/memory.db', description: 'SQLite file.' },
+    max_messages: { type: 'integer', minimum: 0, maximum: 1000, default: 40, description: 'Messages of history given to the model per turn.' },
+  },
+} as const;
+
+const listenSchema = { type: 'string', pattern: '^[^\\s:]+:[0-9]{1,5}$|^\\[[0-9a-fA-F:]+\\]:[0-9]{1,5}$' } as const;
+
+export const runtimeFileSchema = {
+  $id: 'runtime.yaml',
+  title: 'Daemon runtime (runtime.yaml)',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    data_dir: { type: 'string', default: './data', description: 'Where the daemon keeps its state (sockets, offsets, transcripts by default).' },
+    reload: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true, description: '`false` turns off both the file watcher and the `control.reload` subscriber.' },
+        debounce_ms: { type: 'integer', minimum: 0, default: 500, description: 'Watcher fires this long after the last save.' },
+        max_wait_ms: { type: 'integer', minimum: 0, default: 5000, description: 'Cap on debouncing during a burst of saves.' },
+      },
+    },
+    metrics: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true },
+        listen: { ...listenSchema, default: '127.0.0.1:9090', description: 'host:port of `/metrics`. Restart required.' },
+      },
+    },
+    admin: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        listen: { ...listenSchema, default: '127.0.0.1:9091', description: 'Loopback only. Restart required.' },
+        token_file: { type: 'string', description: 'Optional file (mode 600) holding a bearer token the admin API then requires.' },
+      },
+    },
+    log: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        level: { enum: ['debug', 'info', 'warn', 'error'], default: 'info' },
+        format: { enum: ['kv', 'json'], default: 'kv' },
+      },
+    },
+    sessions: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      properties: {
+        max_queue: { type: 'integer', minimum: 1, default: 32, description: 'Inbound messages waiting per session; beyond it the oldest waiting one is dropped and logged.' },
+        turn_timeout_ms: { type: 'integer', minimum: 1000, default: 120000 },
+      },
+    },
+    shutdown_grace_ms: { type: 'integer', minimum: 0, default: 10000, description: 'In-flight turns may finish this long after SIGTERM.' },
+  },
+} as const;
+
+/** Plugin files: `instances` for channel plugins, `accounts` for provider accounts. */
+export const pluginFileSchema = {
+  $id: 'plugins/<plugin>.yaml',
+  title: 'Plugin file (plugins/<plugin>.yaml)',
+  description: 'Channel plugin instances (`instances`) and provider accounts (`accounts`). Changes to instance blocks need a restart; rotated secrets are applied by `POST /admin/credentials/reload` or the next reload.',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    instances: { type: 'object', propertyNames: { pattern: idPattern }, additionalProperties: { type: 'object' }, default: {} },
+    accounts: { type: 'object', propertyNames: { pattern: idPattern }, additionalProperties: { type: 'object' }, default: {} },
+  },
+} as const;
+
+// Defaulted properties are required in these types: ajv fills defaults before anyone reads them.
+export type LlmFile = FromSchema<typeof llmFileSchema>;
+export type ProviderConfig = LlmFile['providers'][string];
+export type AgentFile = FromSchema<typeof agentFileSchema>;
+export type Binding = FromSchema<typeof bindingSchema>;
+export type Schedule = FromSchema<typeof scheduleSchema>;
+export type Deliver = FromSchema<typeof deliverSchema>;
+export type PollerJob = FromSchema<typeof jobSchema>;
+export type PollersFile = FromSchema<typeof pollersFileSchema>;
+export type PollersSettings = Omit<NonNullable<PollersFile['pollers']>, 'jobs'>;
+export type BrokerFile = FromSchema<typeof brokerFileSchema>;
+export type MemoryFile = FromSchema<typeof memoryFileSchema>;
+export type RuntimeFile = FromSchema<typeof runtimeFileSchema>;
+export type PluginFile = FromSchema<typeof pluginFileSchema>;

@@ -1,0 +1,88 @@
+/** The immutable, versioned view of the whole configuration that every turn and job reads. */
+import type { AgentFile, BrokerFile, LlmFile, MemoryFile, PollerJob, PollersSettings, ProviderConfig, RuntimeFile } from './schemas.js';
+import type { ConfigIssue } from './issues.js';
+
+export interface AgentSnapshot {
+  readonly id: string;
+  /** Snapshot version at which this definition was last applied. */
+  readonly version: number;
+  readonly file: string;
+  /** The validated definition, with defaults filled in and references resolved. */
+  readonly definition: Readonly<AgentFile>;
+  /** Absolute paths (defaults under `<data_dir>/agents/<id>/`). */
+  readonly workspace: string;
+  readonly skillsDir: string;
+  readonly transcriptsDir: string;
+}
+
+export interface PluginSnapshot {
+  readonly name: string;
+  readonly file: string;
+  /** Resolved instance blocks (secrets included). */
+  readonly instances: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  readonly accounts: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  /** Instance blocks as written, references unresolved: compared to tell a restart-required edit from a rotated secret. */
+  readonly rawInstances: Readonly<Record<string, unknown>>;
+}
+
+/** One job whose envelope (id, kind, agent, schedule, config, ...) is valid; the kind checks `config`. */
+export interface LoadedJob {
+  readonly index: number;
+  readonly spec: Readonly<PollerJob>;
+  /** Builds an issue located at `path` inside this job (for the kind's own validation). */
+  issueAt(path: readonly (string | number)[], message: string, hint?: string, code?: string): ConfigIssue;
+}
+
+export interface PollersSnapshot {
+  readonly file: string;
+  readonly settings: Readonly<PollersSettings>;
+  readonly jobs: readonly LoadedJob[];
+  /** Jobs whose envelope is invalid. `id` is absent when the entry has no usable id. */
+  readonly rejected: readonly { id?: string; index: number; issues: ConfigIssue[] }[];
+}
+
+export interface LegacyFile {
+  readonly file: string;
+  readonly value: unknown;
+}
+
+export interface ConfigSnapshot {
+  readonly version: number;
+  readonly configDir: string;
+  readonly llm: Readonly<LlmFile>;
+  readonly agents: ReadonlyMap<string, AgentSnapshot>;
+  /** `null` when `pollers.yaml` is absent (the subsystem is off). */
+  readonly pollers: PollersSnapshot | null;
+  readonly broker: Readonly<BrokerFile>;
+  readonly memory: Readonly<MemoryFile>;
+  readonly runtime: Readonly<RuntimeFile>;
+  readonly plugins: ReadonlyMap<string, PluginSnapshot>;
+  /** `plugins/mail-poller.yaml`, kept as read for the legacy translation. */
+  readonly legacyMailPoller: LegacyFile | null;
+  /** Absolute paths of every `${file:}` secret, for the watcher. */
+  readonly secretFiles: readonly string[];
+  /** Hash of every config file and secret file read; equal hashes mean nothing changed on disk. */
+  readonly contentHash: string;
+  /** Replaces every secret value that occurs in `text` with `[redacted]`. */
+  redact(text: string): string;
+  provider(name: string): Readonly<ProviderConfig> | undefined;
+}
+
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+export function makeRedactor(secrets: Iterable<string>): (text: string) => string {
+  // Longest first so that a secret containing another is replaced whole.
+  const list = [...new Set(secrets)].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
+  if (list.length === 0) return (t) => t;
+  return (text) => {
+    let out = text;
+    for (const s of list) if (out.includes(s)) out = out.split(s).join('[redacted]');
+    return out;
+  };
+}

@@ -1,0 +1,170 @@
+/** Reading one YAML file with positions, so every issue can name its line and column. */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { formatPath, type ConfigIssue, type ConfigIssueCode, type IssueScope } from './issues.js';
+
+export type Segments = readonly (string | number)[];
+
+export interface SourceFile {
+  /** Path relative to the config dir, with `/` separators. */
+  rel: string;
+  /** Path shown in messages: the config dir as given, joined with `rel`. */
+  display: string;
+  abs: string;
+  hash: string;
+  value: unknown;
+  /** Line and column (1-based) of the node at `segments`, or of the key `key` inside it. */
+  locate(segments: Segments, key?: string): { line: number; column: number } | undefined;
+}
+
+export interface IssueInput {
+  code: ConfigIssueCode | (string & {});
+  scope: IssueScope;
+  message: string;
+  hint?: string;
+  agentId?: string;
+  jobId?: string;
+  provider?: string;
+  plugin?: string;
+  severity?: 'error' | 'warning';
+}
+
+export function issueAt(src: Pick<SourceFile, 'display' | 'locate'>, segments: Segments, input: IssueInput, key?: string): ConfigIssue {
+  const pos = src.locate(segments, key) ?? nearestPosition(src, segments);
+  const issue: ConfigIssue = {
+    severity: input.severity ?? 'error',
+    file: src.display,
+    path: formatPath(key === undefined ? segments : [...segments, key]),
+    ...input,
+  };
+  if (pos) {
+    issue.line = pos.line;
+    issue.column = pos.column;
+  }
+  return issue;
+}
+
+function nearestPosition(src: Pick<SourceFile, 'locate'>, segments: Segments): { line: number; column: number } | undefined {
+  for (let n = segments.length - 1; n >= 0; n--) {
+    const pos = src.locate(segments.slice(0, n));
+    if (pos) return pos;
+  }
+  return undefined;
+}
+
+const MAX_FILE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Parses a YAML file. Returns the file, or issues when it cannot be read or parsed; never throws.
+ * Aliases are capped so that an alias bomb cannot blow up memory.
+ */
+export function readYamlFile(
+  configDir: string,
+  rel: string,
+  scope: IssueScope,
+  extra: Partial<IssueInput> = {},
+): { src?: SourceFile; issues: ConfigIssue[] } {
+  const abs = join(configDir, rel);
+  const display = join(configDir, rel);
+  let text: string;
+  try {
+    const buf = readFileSync(abs);
+    if (buf.length > MAX_FILE_BYTES) {
+      return {
+        issues: [
+          { code: 'CONFIG_FILE_UNREADABLE', severity: 'error', scope, file: display, path: '', message: `file is larger than ${MAX_FILE_BYTES} bytes`, ...extra },
+        ],
+      };
+    }
+    text = buf.toString('utf8');
+  } catch (err) {
+    return {
+      issues: [
+        {
+          code: 'CONFIG_FILE_UNREADABLE',
+          severity: 'error',
+          scope,
+          file: display,
+          path: '',
+          message: `cannot read file: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+          hint: 'check that the file exists and the daemon user may read it',
+          ...extra,
+        },
+      ],
+    };
+  }
+  return parseYamlText(text, { rel, abs, display }, scope, extra);
+}
+
+export function parseYamlText(
+  text: string,
+  names: { rel: string; abs: string; display: string },
+  scope: IssueScope,
+  extra: Partial<IssueInput> = {},
+): { src?: SourceFile; issues: ConfigIssue[] } {
+  const hash = createHash('sha256').update(text).digest('hex');
+  const lineCounter = new LineCounter();
+  let doc: Document.Parsed;
+  try {
+    doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
+  } catch (err) {
+    return { issues: [syntaxIssue(names.display, scope, (err as Error).message, undefined, extra)] };
+  }
+  if (doc.errors.length > 0) {
+    return {
+      issues: doc.errors.map((e) => {
+        const pos = e.linePos?.[0];
+        return syntaxIssue(names.display, scope, firstLine(e.message), pos ? { line: pos.line, column: pos.col } : undefined, extra);
+      }),
+    };
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 50 });
+  } catch (err) {
+    return { issues: [syntaxIssue(names.display, scope, firstLine((err as Error).message), undefined, extra)] };
+  }
+  const locate = (segments: Segments, key?: string): { line: number; column: number } | undefined => {
+    let node: unknown;
+    try {
+      node = segments.length === 0 ? doc.contents : doc.getIn(segments as (string | number)[], true);
+    } catch {
+      return undefined;
+    }
+    if (key !== undefined && isMap(node)) {
+      const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === key);
+      node = pair?.key ?? node;
+    }
+    const range = (node as Node | undefined)?.range;
+    if (!range) return undefined;
+    const pos = lineCounter.linePos(range[0]);
+    return { line: pos.line, column: pos.col };
+  };
+  return { src: { ...names, hash, value: value ?? null, locate }, issues: [] };
+}
+
+function firstLine(s: string): string {
+  return s.split('\n')[0]!.trim();
+}
+
+function syntaxIssue(
+  file: string,
+  scope: IssueScope,
+  message: string,
+  pos: { line: number; column: number } | undefined,
+  extra: Partial<IssueInput>,
+): ConfigIssue {
+  return {
+    code: 'CONFIG_YAML_SYNTAX',
+    severity: 'error',
+    scope,
+    file,
+    path: '',
+    message: `YAML syntax error: ${message}`,
+    hint: 'fix the YAML at the position shown',
+    ...(pos ? { line: pos.line, column: pos.column } : {}),
+    ...extra,
+  };
+}

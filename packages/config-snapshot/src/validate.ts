@@ -1,0 +1,146 @@
+/** Schema validation with ajv, turning ajv's errors into issues that name the YAML path and a fix. */
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { ConfigIssue } from './issues.js';
+import { issueAt, type IssueInput, type Segments, type SourceFile } from './source.js';
+
+// ajv-formats is CommonJS; under NodeNext its default import is the module object.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv, formats?: string[]) => Ajv;
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, allowUnionTypes: true });
+addFormats(ajv, ['uri']);
+const compiled = new WeakMap<object, ValidateFunction>();
+
+export function compile(schema: object): ValidateFunction {
+  let fn = compiled.get(schema);
+  if (!fn) {
+    const { $id: _drop, ...rest } = schema as { $id?: string };
+    fn = ajv.compile(rest);
+    compiled.set(schema, fn);
+  }
+  return fn;
+}
+
+/**
+ * Validates `value` (mutated: defaults are filled in) against `schema`. `base` is where `value` sits in
+ * the file. Returns one issue per problem, located in the YAML source.
+ */
+export function validateAt(
+  schema: object,
+  value: unknown,
+  src: Pick<SourceFile, 'display' | 'locate'>,
+  base: Segments,
+  ctx: Omit<IssueInput, 'code' | 'message'>,
+): ConfigIssue[] {
+  const fn = compile(schema);
+  if (fn(value)) return [];
+  return translate(fn.errors ?? [], value, src, base, ctx);
+}
+
+function pointerToSegments(pointer: string, value: unknown): (string | number)[] {
+  if (!pointer) return [];
+  const out: (string | number)[] = [];
+  let cur: unknown = value;
+  for (const raw of pointer.slice(1).split('/')) {
+    const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    const key: string | number = Array.isArray(cur) && /^\d+$/.test(seg) ? Number(seg) : seg;
+    out.push(key);
+    cur = cur !== null && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[key] : undefined;
+  }
+  return out;
+}
+
+function translate(
+  errors: ErrorObject[],
+  value: unknown,
+  src: Pick<SourceFile, 'display' | 'locate'>,
+  base: Segments,
+  ctx: Omit<IssueInput, 'code' | 'message'>,
+): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const seen = new Set<string>();
+  const oneOfPaths = new Set(errors.filter((e) => e.keyword === 'oneOf').map((e) => e.instancePath));
+  for (const e of errors) {
+    // Branch errors of a `oneOf` are noise; the `oneOf` error itself is explained once below.
+    const inOneOf = [...oneOfPaths].some((p) => e.instancePath.startsWith(p) && e.schemaPath.includes('/oneOf/'));
+    if (inOneOf || e.keyword === 'if') continue;
+    const segs = [...base, ...pointerToSegments(e.instancePath, value)];
+    let input: Omit<IssueInput, 'scope'>;
+    let key: string | undefined;
+    switch (e.keyword) {
+      case 'additionalProperties': {
+        key = String((e.params as { additionalProperty: string }).additionalProperty);
+        const allowed = Object.keys((e.parentSchema as { properties?: object }).properties ?? {});
+        input = {
+          code: 'CONFIG_UNKNOWN_KEY',
+          message: `unknown key "${key}"`,
+          hint: allowed.length ? `remove it, or use one of: ${allowed.join(', ')}` : 'remove it',
+        };
+        break;
+      }
+      case 'required': {
+        const missing = String((e.params as { missingProperty: string }).missingProperty);
+        input = { code: 'CONFIG_MISSING_KEY', message: `missing required key "${missing}"`, hint: `add "${missing}"` };
+        break;
+      }
+      case 'oneOf': {
+        input = oneOfMessage(e, value);
+        break;
+      }
+      case 'enum': {
+        const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ');
+        input = { code: 'CONFIG_INVALID_VALUE', message: `must be one of ${allowed}` };
+        break;
+      }
+      case 'propertyNames':
+        continue; // reported by the nested `pattern` error with the offending name
+      case 'pattern': {
+        const name = e.propertyName;
+        input = name
+          ? { code: 'CONFIG_INVALID_VALUE', message: `name "${name}" must match ${(e.params as { pattern: string }).pattern}` }
+          : { code: 'CONFIG_INVALID_VALUE', message: `must match ${(e.params as { pattern: string }).pattern}` };
+        break;
+      }
+      default:
+        input = { code: 'CONFIG_INVALID_VALUE', message: e.message ?? 'invalid value' };
+    }
+    const issue = issueAt(src, segs, { ...ctx, ...input }, key);
+    const dedupe = `${issue.path}|${issue.message}`;
+    if (!seen.has(dedupe)) {
+      seen.add(dedupe);
+      issues.push(issue);
+    }
+  }
+  return issues;
+}
+
+// Explains a failed `oneOf` (schedules): which keys were expected and which were given.
+function oneOfMessage(e: ErrorObject, root: unknown): Omit<IssueInput, 'scope'> {
+  const target = pointerToSegments(e.instancePath, root).reduce<unknown>(
+    (cur, k) => (cur !== null && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[k] : undefined),
+    root,
+  );
+  const branches = (e.schema as { required?: string[] }[]).map((b) => b.required?.[0]).filter((k): k is string => !!k);
+  const given = target && typeof target === 'object' ? Object.keys(target).filter((k) => branches.includes(k)) : [];
+  if (given.length === 1) {
+    return { code: 'CONFIG_INVALID_VALUE', message: `invalid "${given[0]}" schedule`, hint: scheduleHint(given[0]!) };
+  }
+  return {
+    code: 'CONFIG_INVALID_VALUE',
+    message: given.length === 0 ? `needs exactly one of ${branches.join(', ')}` : `has ${given.join(' and ')}; exactly one of ${branches.join(', ')} is allowed`,
+    hint: `keep exactly one of ${branches.join(', ')}`,
+  };
+}
+
+function scheduleHint(key: string): string {
+  switch (key) {
+    case 'every_secs':
+      return 'every_secs is a whole number of seconds >= 1, and takes no other keys';
+    case 'cron':
+      return 'cron takes only tz and stagger_jitter_ms beside it';
+    case 'at':
+      return 'at is an RFC 3339 instant and takes no other keys';
+    default:
+      return 'check the schedule keys';
+  }
+}
