@@ -1,2 +1,27 @@
-/** Not implemented yet. */
-export const notImplemented = true;
+export type {
+  Broker,
+  BrokerMessage,
+  MessageHandler,
+  PublishOptions,
+  RequestOptions,
+  Subscription,
+} from './types.js';
+export { DEFAULT_REQUEST_TIMEOUT_MS } from './types.js';
+export {
+  BrokerError,
+  BROKER_ERROR_CODES,
+  isBrokerError,
+  isBrokerErrorCode,
+  type BrokerErrorCode,
+} from './errors.js';
+export { brokerConfigSchema, defaultSocketPath, resolveBrokerConfig, DEFAULT_SOCKET_FILE } from './config.js';
+export type { BrokerConfig, BrokerConfigFile } from './config.js';
+export { createBroker, connectBroker, type BrokerFactoryOptions } from './factory.js';
+export { createLocalBroker, type LocalBroker, type LocalBrokerOptions } from './local.js';
+export { connectLocalBroker, type ConnectLocalBrokerOptions } from './socket-client.js';
+export { createNatsBroker, redactUrl, type NatsBrokerOptions } from './nats.js';
+export { requestWithAck, type RequestWithAckOptions } from './ack.js';
+export { MAX_PAYLOAD_BYTES } from './payload.js';
+export { MAX_FRAME_BYTES } from './framing.js';
+export { MAX_SUBJECT_LENGTH } from './subject.js';
+export { MAX_SOCKET_PATH_BYTES } from './socket-path.js';
