@@ -2,14 +2,7 @@
  * Anthropic messages: `POST {base_url}/v1/messages`, `x-api-key`, `anthropic-version: 2023-06-01`.
  * Shapes follow the public API reference of the Messages API (non-streaming).
  */
-import {
-  asObject,
-  BadResponse,
-  isRecord,
-  joinUrl,
-  nonNegativeInt,
-  type ProviderMapping,
-} from './shared.js';
+import { asObject, BadResponse, isRecord, joinUrl, nonNegativeInt, type ProviderMapping } from './shared.js';
 import type { ChatRequest, ChatResponse, StopReason, ToolCall } from './types.js';
 
 export const ANTHROPIC_VERSION = '2023-06-01';

@@ -64,10 +64,7 @@ interface RetryableFailure {
 class BodyTooLarge extends Error {}
 
 /** Builds a client for one resolved provider entry. Throws `MODEL_CONFIG_INVALID` on a bad entry. */
-export function createModelClient(
-  config: ModelProviderConfig,
-  options: ModelClientOptions,
-): ModelClient {
+export function createModelClient(config: ModelProviderConfig, options: ModelClientOptions): ModelClient {
   validateConfig(config);
   const o = { ...MODEL_CLIENT_DEFAULTS, ...definedOnly(options) };
   const now = options.now ?? Date.now;
@@ -88,7 +85,7 @@ export function createModelClient(
   let inFlight = 0;
   const running = new Set<AbortController>();
   let retired: Promise<void> | undefined;
-  let resolveRetired: () => void = () => {};
+  let resolveRetired: (() => void) | undefined;
   let closing = false;
   let deadline: NodeJS.Timeout | undefined;
 
@@ -105,26 +102,8 @@ export function createModelClient(
       .finally(() => {
         state = 'closed';
         log.info('model client closed', { reason, aborted_calls: aborted });
-        resolveRetired();
+        resolveRetired?.();
       });
-  }
-
-  /** Reads the body up to `limit` bytes; the stream is cancelled beyond that. */
-  async function readText(res: Awaited<ReturnType<ModelFetch>>, limit: number): Promise<string> {
-    const declared = Number(res.headers.get('content-length'));
-    if (Number.isFinite(declared) && declared > limit) {
-      await res.body?.cancel().catch(() => {});
-      throw new BodyTooLarge();
-    }
-    if (res.body === null) return '';
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      size += chunk.byteLength;
-      if (size > limit) throw new BodyTooLarge();
-      chunks.push(Buffer.from(chunk));
-    }
-    return Buffer.concat(chunks).toString('utf8');
   }
 
   function vendorText(raw: string): string {
@@ -203,13 +182,28 @@ export function createModelClient(
     const said = `HTTP ${status}${detail ? `: ${detail}` : ''}`;
     const retryAfter = retryAfterMs(res.headers, now);
     if (status === 429) {
-      return { code: 'MODEL_RATE_LIMITED', what: `is rate limiting (${said})`, status, retryAfterMs: retryAfter };
+      return {
+        code: 'MODEL_RATE_LIMITED',
+        what: `is rate limiting (${said})`,
+        status,
+        retryAfterMs: retryAfter,
+      };
     }
     if (status >= 500) {
-      return { code: 'MODEL_UNAVAILABLE', what: `is unavailable (${said})`, status, retryAfterMs: retryAfter };
+      return {
+        code: 'MODEL_UNAVAILABLE',
+        what: `is unavailable (${said})`,
+        status,
+        retryAfterMs: retryAfter,
+      };
     }
     if (status === 408) {
-      return { code: 'MODEL_TIMEOUT', what: `timed out on its side (${said})`, status, retryAfterMs: retryAfter };
+      return {
+        code: 'MODEL_TIMEOUT',
+        what: `timed out on its side (${said})`,
+        status,
+        retryAfterMs: retryAfter,
+      };
     }
     if (status === 401 || status === 403) {
       throw fail(
@@ -228,7 +222,9 @@ export function createModelClient(
   }
 
   function apiName(): string {
-    return config.type === 'openai' ? 'an OpenAI-compatible chat completions API' : 'the Anthropic messages API';
+    return config.type === 'openai'
+      ? 'an OpenAI-compatible chat completions API'
+      : 'the Anthropic messages API';
   }
 
   async function run(req: ChatRequest, call: AbortController, caller?: AbortSignal): Promise<ChatResponse> {
@@ -268,7 +264,11 @@ export function createModelClient(
         if (timeout.signal.aborted) {
           outcome = { code: 'MODEL_TIMEOUT', what: `did not answer within timeout_ms=${config.timeout_ms}` };
         } else {
-          outcome = { code: 'MODEL_UNAVAILABLE', what: `could not be reached (${networkReason(err)})`, cause: err };
+          outcome = {
+            code: 'MODEL_UNAVAILABLE',
+            what: `could not be reached (${networkReason(err)})`,
+            cause: err,
+          };
         }
       } finally {
         clearTimeout(timer);
@@ -373,6 +373,24 @@ export function createModelClient(
   return client;
 }
 
+/** Reads the body up to `limit` bytes; the stream is cancelled beyond that. */
+async function readText(res: Awaited<ReturnType<ModelFetch>>, limit: number): Promise<string> {
+  const declared = Number(res.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > limit) {
+    await res.body?.cancel().catch(() => {});
+    throw new BodyTooLarge();
+  }
+  if (res.body === null) return '';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += chunk.byteLength;
+    if (size > limit) throw new BodyTooLarge();
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 function advice(code: ModelErrorCode): string {
   switch (code) {
     case 'MODEL_RATE_LIMITED':
@@ -385,7 +403,8 @@ function advice(code: ModelErrorCode): string {
 }
 
 function networkReason(err: unknown): string {
-  const cause = err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
+  const cause =
+    err instanceof Error ? (err.cause as { code?: unknown; message?: unknown } | undefined) : undefined;
   if (cause && typeof cause.code === 'string') return cause.code;
   if (cause && typeof cause.message === 'string') return cause.message;
   return err instanceof Error ? err.message : String(err);
@@ -398,11 +417,9 @@ function definedOnly<T extends object>(value: T): Partial<T> {
 function validateConfig(config: ModelProviderConfig): void {
   const name = isRecord(config) && typeof config.name === 'string' ? config.name : '<unnamed>';
   const bad = (field: string, what: string): ModelError =>
-    new ModelError(
-      'MODEL_CONFIG_INVALID',
-      `providers.${name}.${field} in llm.yaml ${what}.`,
-      { provider: name },
-    );
+    new ModelError('MODEL_CONFIG_INVALID', `providers.${name}.${field} in llm.yaml ${what}.`, {
+      provider: name,
+    });
   if (!isRecord(config)) throw bad('', 'is not an object');
   if (typeof config.name !== 'string' || config.name === '') throw bad('name', 'must be a non-empty string');
   if (config.type !== 'openai' && config.type !== 'anthropic') {
@@ -433,20 +450,19 @@ function validateRequest(
   req: ChatRequest,
   fail: (code: ModelErrorCode, message: string) => ModelError,
 ): void {
-  const problem =
-    !isRecord(req)
-      ? 'the request is not an object'
-      : typeof req.model !== 'string' || req.model === ''
-        ? 'model must be a non-empty string'
-        : typeof req.system !== 'string'
-          ? 'system must be a string'
-          : !Array.isArray(req.messages)
-            ? 'messages must be an array'
-            : !Array.isArray(req.tools)
-              ? 'tools must be an array'
-              : req.maxTokens !== undefined && (!Number.isInteger(req.maxTokens) || req.maxTokens <= 0)
-                ? 'maxTokens must be a positive integer'
-                : undefined;
+  const problem = !isRecord(req)
+    ? 'the request is not an object'
+    : typeof req.model !== 'string' || req.model === ''
+      ? 'model must be a non-empty string'
+      : typeof req.system !== 'string'
+        ? 'system must be a string'
+        : !Array.isArray(req.messages)
+          ? 'messages must be an array'
+          : !Array.isArray(req.tools)
+            ? 'tools must be an array'
+            : req.maxTokens !== undefined && (!Number.isInteger(req.maxTokens) || req.maxTokens <= 0)
+              ? 'maxTokens must be a positive integer'
+              : undefined;
   if (problem !== undefined) {
     throw fail('MODEL_BAD_REQUEST', `Invalid chat request: ${problem}. Fix the caller; nothing was sent.`);
   }

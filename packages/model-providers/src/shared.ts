@@ -24,9 +24,7 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 export function nonNegativeInt(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0
-    ? Math.floor(value)
-    : undefined;
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : undefined;
 }
 
 /** Parses a tool call's JSON-string arguments; a bad string becomes `argumentsError`, never a throw. */

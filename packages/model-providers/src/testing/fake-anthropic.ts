@@ -4,7 +4,12 @@
  * message}}`. It refuses what the real API refuses (bad key, missing version header or
  * `max_tokens`, tool results that answer no tool use) and otherwise answers from a script.
  */
-import { startFakeServer, type FakeModelServer, type FakeReply, type RecordedRequest } from './fake-server.js';
+import {
+  startFakeServer,
+  type FakeModelServer,
+  type FakeReply,
+  type RecordedRequest,
+} from './fake-server.js';
 
 export interface FakeAnthropicOptions {
   /** When set, requests must carry `x-api-key: <apiKey>`. */
@@ -111,18 +116,38 @@ function checkAnthropicRequest(req: RecordedRequest, options: FakeAnthropicOptio
   let expected = new Set<string>();
   for (const [i, m] of messages.entries()) {
     if (m.role !== 'user' && m.role !== 'assistant') {
-      return anthropicError(400, 'invalid_request_error', `messages.${i}.role: Input should be 'user' or 'assistant'`);
+      return anthropicError(
+        400,
+        'invalid_request_error',
+        `messages.${i}.role: Input should be 'user' or 'assistant'`,
+      );
     }
-    const blocks: Block[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as Block[]);
+    const blocks: Block[] =
+      typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content as Block[]);
     if (!Array.isArray(blocks) || blocks.length === 0) {
-      return anthropicError(400, 'invalid_request_error', `messages.${i}: all messages must have non-empty content`);
+      return anthropicError(
+        400,
+        'invalid_request_error',
+        `messages.${i}: all messages must have non-empty content`,
+      );
     }
     for (const [j, block] of blocks.entries()) {
       if (block.type === 'text' && (typeof block.text !== 'string' || block.text === '')) {
-        return anthropicError(400, 'invalid_request_error', `messages.${i}.content.${j}.text: text content blocks must be non-empty`);
+        return anthropicError(
+          400,
+          'invalid_request_error',
+          `messages.${i}.content.${j}.text: text content blocks must be non-empty`,
+        );
       }
-      if (block.type === 'tool_use' && (typeof block.input !== 'object' || block.input === null || Array.isArray(block.input))) {
-        return anthropicError(400, 'invalid_request_error', `messages.${i}.content.${j}.tool_use.input: Input should be a valid dictionary`);
+      if (
+        block.type === 'tool_use' &&
+        (typeof block.input !== 'object' || block.input === null || Array.isArray(block.input))
+      ) {
+        return anthropicError(
+          400,
+          'invalid_request_error',
+          `messages.${i}.content.${j}.tool_use.input: Input should be a valid dictionary`,
+        );
       }
     }
     if (m.role === 'user') {
@@ -154,7 +179,8 @@ function checkAnthropicRequest(req: RecordedRequest, options: FakeAnthropicOptio
       (b.tools as Record<string, unknown>[]).every(
         (t) => typeof t.name === 'string' && typeof t.input_schema === 'object' && t.input_schema !== null,
       );
-    if (!ok) return anthropicError(400, 'invalid_request_error', 'tools: each tool needs name and input_schema');
+    if (!ok)
+      return anthropicError(400, 'invalid_request_error', 'tools: each tool needs name and input_schema');
   }
   return undefined;
 }

@@ -4,7 +4,12 @@
  * type, param, code}}`. It refuses what the real API refuses (bad key, bad path, missing fields,
  * tool messages that answer no tool call) and otherwise answers from a script.
  */
-import { startFakeServer, type FakeModelServer, type FakeReply, type RecordedRequest } from './fake-server.js';
+import {
+  startFakeServer,
+  type FakeModelServer,
+  type FakeReply,
+  type RecordedRequest,
+} from './fake-server.js';
 
 export interface FakeOpenAIOptions {
   /** When set, requests must carry `Authorization: Bearer <apiKey>`. */
@@ -113,7 +118,10 @@ function checkOpenAIRequest(req: RecordedRequest, options: FakeOpenAIOptions): F
   if (options.apiKey !== undefined) {
     const auth = req.headers.authorization;
     if (auth === undefined) {
-      return openaiError(401, "You didn't provide an API key. Provide it in an Authorization header as 'Bearer YOUR_KEY'.");
+      return openaiError(
+        401,
+        "You didn't provide an API key. Provide it in an Authorization header as 'Bearer YOUR_KEY'.",
+      );
     }
     if (auth !== `Bearer ${options.apiKey}`) {
       const given = auth.replace(/^Bearer\s+/i, '');
@@ -137,9 +145,7 @@ function checkOpenAIRequest(req: RecordedRequest, options: FakeOpenAIOptions): F
   let open = new Set<string>();
   for (const [i, m] of (b.messages as Record<string, unknown>[]).entries()) {
     if (m.role === 'assistant') {
-      open = new Set(
-        Array.isArray(m.tool_calls) ? (m.tool_calls as { id: string }[]).map((c) => c.id) : [],
-      );
+      open = new Set(Array.isArray(m.tool_calls) ? (m.tool_calls as { id: string }[]).map((c) => c.id) : []);
     } else if (m.role === 'tool') {
       if (typeof m.tool_call_id !== 'string' || !open.has(m.tool_call_id)) {
         return openaiError(

@@ -110,8 +110,7 @@ export async function startFakeServer(setup: FakeServerSetup): Promise<FakeModel
     notify();
 
     const refusal = setup.check(recorded);
-    const reply =
-      refusal ?? queue.shift() ?? (handler ? await handler(recorded) : setup.unscripted());
+    const reply = refusal ?? queue.shift() ?? (handler ? await handler(recorded) : setup.unscripted());
     if (reply.drop) {
       res.socket?.destroy();
       return;
