@@ -51,6 +51,7 @@ export const MODEL_CLIENT_DEFAULTS = {
 } as const;
 
 const ERROR_BODY_BYTES = 64 * 1024;
+const MAX_TIMER_MS = 2_147_483_647;
 
 /** One attempt that can be tried again, with what to report if it was the last. */
 interface RetryableFailure {
@@ -79,7 +80,14 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
   const log = options.logger.child({ provider: config.name, provider_type: config.type });
   const secret = config.api_key;
   const label = `model provider "${config.name}"`;
-  const agent = new Agent(options.agentOptions);
+  // Node fires a timer above 2^31-1 ms at once; longer budgets are clamped.
+  const attemptTimeoutMs = Math.min(config.timeout_ms, MAX_TIMER_MS);
+  // undici's own header/body timeouts sit just past ours so that ours reports MODEL_TIMEOUT.
+  const agent = new Agent({
+    headersTimeout: Math.min(attemptTimeoutMs + 1000, MAX_TIMER_MS),
+    bodyTimeout: Math.min(attemptTimeoutMs + 1000, MAX_TIMER_MS),
+    ...options.agentOptions,
+  });
 
   let state: ModelClientState = 'active';
   let inFlight = 0;
@@ -247,7 +255,7 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
 
     for (let attemptNo = 1; ; attemptNo++) {
       const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(), config.timeout_ms);
+      const timer = setTimeout(() => timeout.abort(), attemptTimeoutMs);
       let outcome: ChatResponse | RetryableFailure;
       try {
         outcome = await attempt(body, signals, timeout.signal);
@@ -359,11 +367,14 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
       if (inFlight === 0) {
         closePool('drained');
       } else {
-        deadline = setTimeout(() => {
-          const aborted = running.size;
-          for (const call of running) call.abort();
-          closePool('deadline', aborted);
-        }, o.retireDeadlineMs);
+        deadline = setTimeout(
+          () => {
+            const aborted = running.size;
+            for (const call of running) call.abort();
+            closePool('deadline', aborted);
+          },
+          Math.min(o.retireDeadlineMs, MAX_TIMER_MS),
+        );
         // The calls themselves keep the process alive; this timer only bounds them.
         deadline.unref();
       }
