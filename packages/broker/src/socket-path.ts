@@ -49,9 +49,13 @@ function isListening(socketPath: string): Promise<boolean> {
  * - an existing entry must be a socket owned by us: a live one means another daemon runs
  *   (BROKER_SOCKET_IN_USE), a dead one is left from a daemon that died and is removed.
  */
-export async function prepareSocketPath(socketPath: string, logger: Logger): Promise<void> {
+export async function prepareSocketPath(
+  socketPath: string,
+  logger: Logger,
+  /** The owner required of directory and socket; the current user unless given (tests). */
+  uid: number | undefined = currentUid(),
+): Promise<void> {
   assertSocketPathShape(socketPath);
-  const uid = currentUid();
   const dir = dirname(socketPath);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const dirStat = await lstat(dir);
