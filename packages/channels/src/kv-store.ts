@@ -25,7 +25,8 @@ async function readStoreFile(path: string): Promise<Record<string, string>> {
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return {}; // nothing stored yet
     throw new ChannelError(
       'CHANNEL_STATE_CORRUPT',
       `cannot read channel state file ${path} (${describeError(err)}); check its permissions`,

@@ -8,7 +8,8 @@ function isHighSurrogate(code: number): boolean {
 /**
  * Splits `text` into parts of at most `max` UTF-16 code units. A cut prefers the last newline in
  * the second half of the window, then the last space there (that one separator is dropped), and
- * otherwise cuts hard, but never between the two halves of a surrogate pair.
+ * otherwise cuts hard, but never between the two halves of a surrogate pair. Parts that would be
+ * blank are left out. Texts up to `max` come back unchanged as one part.
  */
 export function splitText(text: string, max: number = MAX_MESSAGE_LENGTH): string[] {
   if (!Number.isInteger(max) || max < 2) throw new RangeError('splitText: max must be an integer >= 2');
@@ -30,5 +31,7 @@ export function splitText(text: string, max: number = MAX_MESSAGE_LENGTH): strin
     rest = rest.slice(cut);
   }
   parts.push(rest);
-  return parts;
+  // A cut right before a trailing separator, or a run of blanks, must not become a message of its own.
+  const visible = parts.filter((p) => p.trim() !== '');
+  return visible.length > 0 ? visible : [text.slice(0, max)];
 }

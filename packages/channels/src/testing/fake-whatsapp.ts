@@ -26,8 +26,14 @@ export interface FakeWhatsApp {
   readonly sends: FakeWhatsAppSend[];
   /** Every request that reached the fake, successful or not. */
   readonly requests: { method: string; path: string; authorization: string | undefined; body: string }[];
-  /** Answers the next `times` send requests with `status` and a Graph API error body. */
-  failNext(status: number, options?: { message?: string; code?: number; times?: number }): void;
+  /**
+   * Answers `times` (default 1) send requests with `status` and a Graph API error body, after
+   * letting `skip` (default 0) requests succeed first.
+   */
+  failNext(
+    status: number,
+    options?: { message?: string; code?: number; times?: number; skip?: number },
+  ): void;
   close(): Promise<void>;
 }
 
@@ -42,7 +48,7 @@ function graphError(res: ServerResponse, status: number, message: string, code: 
 export async function createFakeWhatsApp(options: FakeWhatsAppOptions = {}): Promise<FakeWhatsApp> {
   const sends: FakeWhatsAppSend[] = [];
   const requests: FakeWhatsApp['requests'] = [];
-  const failures: { status: number; message: string; code: number }[] = [];
+  const failures: { status: number; message: string; code: number; skip: number }[] = [];
   let counter = 0;
 
   const server = await startLoopbackServer(async (req, res) => {
@@ -59,7 +65,10 @@ export async function createFakeWhatsApp(options: FakeWhatsAppOptions = {}): Pro
       graphError(res, 401, 'Invalid OAuth access token - Cannot parse access token', 190);
       return;
     }
-    const failure = failures.shift();
+    const head = failures[0];
+    let failure: typeof head;
+    if (head && head.skip > 0) head.skip--;
+    else failure = failures.shift();
     if (failure) {
       graphError(res, failure.status, failure.message, failure.code);
       return;
@@ -116,6 +125,7 @@ export async function createFakeWhatsApp(options: FakeWhatsAppOptions = {}): Pro
           status,
           message: opts.message ?? `fake failure ${status}`,
           code: opts.code ?? 131000,
+          skip: i === 0 ? (opts.skip ?? 0) : 0,
         });
       }
     },
