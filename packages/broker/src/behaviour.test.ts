@@ -313,3 +313,25 @@ describe.each(kinds)('broker behaviour (%s)', (_kind, setup) => {
     expect((await rejectionOf(pair.client.request(subject, 1))).code).toBe('BROKER_CLOSED');
   });
 });
+
+// Needs two separate ends: with one in-process bus, closing the sender also removes the receiver.
+describe.each(kinds.filter(([name]) => name !== 'local in-process'))('broker close (%s)', (_kind, setup) => {
+  let pair: Pair;
+  beforeEach(async () => {
+    pair = await setup();
+  });
+  afterEach(async () => {
+    await pair.close();
+  });
+
+  it('a publish right before close still reaches the other side', async () => {
+    const subject = uniqueSubject('test.lastword');
+    const got = collector();
+    pair.daemon.subscribe(subject, got.handler);
+    await pair.daemon.flush();
+    await pair.client.publish(subject, 'last word');
+    await pair.client.close();
+    const [msg] = await got.next(1);
+    expect(msg?.data).toBe('last word');
+  });
+});

@@ -9,7 +9,7 @@ import {
 import { silentLogger, type Logger } from '@agent/log';
 import { BrokerError } from './errors.js';
 import { checkTimeout, invokeHandler, noRespondersError, timeoutError } from './local-bus.js';
-import { decodePayload, encodePayload } from './payload.js';
+import { MAX_PAYLOAD_BYTES, decodePayload, encodePayload } from './payload.js';
 import { assertSubject } from './subject.js';
 import type { Broker, MessageHandler, PublishOptions, RequestOptions, Subscription } from './types.js';
 
@@ -90,6 +90,12 @@ class NatsBroker implements Broker {
     this.statusDone = this.watchStatus();
   }
 
+  /** The server may be configured with a smaller `max_payload` than our own limit. */
+  private maxPayload(): number {
+    const server = this.nc.info?.max_payload;
+    return typeof server === 'number' && server > 0 ? Math.min(server, MAX_PAYLOAD_BYTES) : MAX_PAYLOAD_BYTES;
+  }
+
   private async watchStatus(): Promise<void> {
     try {
       for await (const s of this.nc.status()) {
@@ -107,7 +113,7 @@ class NatsBroker implements Broker {
       assertSubject(subject, false);
       if (opts?.reply !== undefined) assertSubject(opts.reply, false);
       if (this.nc.isClosed() || this.nc.isDraining()) throw closedError();
-      const text = encodePayload(data);
+      const text = encodePayload(data, this.maxPayload());
       this.nc.publish(subject, text, opts?.reply !== undefined ? { reply: opts.reply } : undefined);
       return Promise.resolve();
     } catch (err) {
@@ -154,7 +160,7 @@ class NatsBroker implements Broker {
     const timeoutMs = checkTimeout(opts?.timeoutMs);
     assertSubject(subject, false);
     if (this.nc.isClosed() || this.nc.isDraining()) throw closedError();
-    const text = encodePayload(data);
+    const text = encodePayload(data, this.maxPayload());
     try {
       const msg = await this.nc.request(subject, text, { timeout: timeoutMs });
       return msg.data.length === 0 ? null : decodePayload(msg.string());
