@@ -6,9 +6,21 @@
 import type { ConfigIssue } from './issues.js';
 import { formatIssue } from './issues.js';
 import { readCandidate, type Candidate, type ReadOptions } from './load.js';
-import { diff, restartRequiredChanges, RESTART_RUNTIME_FIELDS, sameValue, type SnapshotDiff } from './diff.js';
+import {
+  diff,
+  restartRequiredChanges,
+  RESTART_RUNTIME_FIELDS,
+  sameValue,
+  type SnapshotDiff,
+} from './diff.js';
 import type { ProviderConfig, RuntimeFile } from './schemas.js';
-import { deepFreeze, makeRedactor, type AgentSnapshot, type ConfigSnapshot, type PluginSnapshot } from './snapshot.js';
+import {
+  deepFreeze,
+  makeRedactor,
+  type AgentSnapshot,
+  type ConfigSnapshot,
+  type PluginSnapshot,
+} from './snapshot.js';
 
 export interface LoadOptions extends ReadOptions {
   /** The running snapshot, when this load is a reload. */
@@ -55,7 +67,16 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       path: '',
       message: `unexpected error while reading the config: ${(err as Error).message}`,
     };
-    return { snapshot: null, errors: [issue], warnings: [], applied: [], rejected: [], restartRequired: [], diff: null, unchanged: false };
+    return {
+      snapshot: null,
+      errors: [issue],
+      warnings: [],
+      applied: [],
+      rejected: [],
+      restartRequired: [],
+      diff: null,
+      unchanged: false,
+    };
   }
   const errors = candidate.issues.filter((i) => i.severity === 'error');
   const warnings = candidate.issues.filter((i) => i.severity === 'warning');
@@ -84,24 +105,47 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
   }
 
   if (!prev) {
-    const snapshot = build(candidate, 1, new Map([...candidate.agents].map(([id, a]) => [id, { ...a, version: 1 }])), {
-      llm: candidate.llm.providers,
-      runtime: candidate.runtime,
-      broker: candidate.broker,
-      memory: candidate.memory,
-      plugins: candidate.plugins,
-      pollers: candidate.pollers,
-      secrets: candidate.secrets,
-      secretFiles: candidate.secretFiles,
-    });
-    return { snapshot, errors, warnings, applied: [...candidate.agents.keys()].sort(), rejected, restartRequired: [], diff: null, unchanged: false };
+    const snapshot = build(
+      candidate,
+      1,
+      new Map([...candidate.agents].map(([id, a]) => [id, { ...a, version: 1 }])),
+      {
+        llm: candidate.llm.providers,
+        runtime: candidate.runtime,
+        broker: candidate.broker,
+        memory: candidate.memory,
+        plugins: candidate.plugins,
+        pollers: candidate.pollers,
+        secrets: candidate.secrets,
+        secretFiles: candidate.secretFiles,
+      },
+    );
+    return {
+      snapshot,
+      errors,
+      warnings,
+      applied: [...candidate.agents.keys()].sort(),
+      rejected,
+      restartRequired: [],
+      diff: null,
+      unchanged: false,
+    };
   }
 
   const d = diff(prev, candidate);
   const applied = [...candidate.agents.keys()].filter((id) => prev.agents.has(id)).sort();
   const noAgentsAnywhere = prev.agents.size === 0 && candidate.agents.size === 0 && rejected.length === 0;
   if (applied.length === 0 && !noAgentsAnywhere) {
-    return { snapshot: null, errors, warnings, applied, rejected, restartRequired: restartRequiredChanges(d), diff: d, unchanged };
+    return {
+      snapshot: null,
+      errors,
+      warnings,
+      applied,
+      rejected,
+      restartRequired: restartRequiredChanges(d),
+      diff: d,
+      unchanged,
+    };
   }
   const version = prev.version + 1;
 
@@ -118,14 +162,22 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       if (old.definition[k] === undefined) delete definition[k];
       else definition[k] = old.definition[k];
     }
-    agents.set(id, { ...fresh, definition, workspace: old.workspace, skillsDir: old.skillsDir, transcriptsDir: old.transcriptsDir, version });
+    agents.set(id, {
+      ...fresh,
+      definition,
+      workspace: old.workspace,
+      skillsDir: old.skillsDir,
+      transcriptsDir: old.transcriptsDir,
+      version,
+    });
   }
 
   // Providers: the new ones, plus any old one an agent still running on its old definition needs.
   const providers: Record<string, ProviderConfig> = { ...candidate.llm.providers };
   for (const a of agents.values()) {
     const name = a.definition.model.provider;
-    if (a.version !== version && !providers[name] && prev.llm.providers[name]) providers[name] = prev.llm.providers[name] as ProviderConfig;
+    if (a.version !== version && !providers[name] && prev.llm.providers[name])
+      providers[name] = prev.llm.providers[name] as ProviderConfig;
   }
 
   // runtime.yaml: hot sections from the new file, listeners and data_dir as running.
@@ -145,7 +197,13 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       const chosen = same ? b.instances[inst] : a?.instances[inst];
       if (chosen) instances[inst] = chosen;
     }
-    plugins.set(name, { name, file: b?.file ?? a!.file, instances, rawInstances, accounts: b?.accounts ?? a?.accounts ?? {} });
+    plugins.set(name, {
+      name,
+      file: b?.file ?? a!.file,
+      instances,
+      rawInstances,
+      accounts: b?.accounts ?? a?.accounts ?? {},
+    });
   }
 
   const secrets = new Set([...candidate.secrets, ...(secretsOf.get(prev) ?? [])]);
@@ -160,7 +218,16 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
     secrets,
     secretFiles,
   });
-  return { snapshot, errors, warnings, applied, rejected, restartRequired: restartRequiredChanges(d), diff: d, unchanged };
+  return {
+    snapshot,
+    errors,
+    warnings,
+    applied,
+    rejected,
+    restartRequired: restartRequiredChanges(d),
+    diff: d,
+    unchanged,
+  };
 }
 
 function build(

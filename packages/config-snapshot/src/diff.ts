@@ -28,7 +28,10 @@ export interface SnapshotDiff {
 
 /** The parts of a configuration the diff reads; both snapshots and freshly read candidates have them. */
 export interface DiffInput {
-  agents: ReadonlyMap<string, { definition: Readonly<AgentFile>; workspace: string; skillsDir: string; transcriptsDir: string }>;
+  agents: ReadonlyMap<
+    string,
+    { definition: Readonly<AgentFile>; workspace: string; skillsDir: string; transcriptsDir: string }
+  >;
   llm: Readonly<LlmFile>;
   broker: Readonly<BrokerFile>;
   memory: Readonly<MemoryFile>;
@@ -62,33 +65,47 @@ export function diff(prev: DiffInput, next: DiffInput): SnapshotDiff {
     const pb = next.llm.providers[b.definition.model.provider];
     if (a.definition.model.provider === b.definition.model.provider) {
       for (const f of changedPaths(pa ?? {}, pb ?? {})) {
-        changes.push({ field: `llm.providers.${b.definition.model.provider}${f ? '.' + f : ''}`, class: 'hot' });
+        changes.push({
+          field: `llm.providers.${b.definition.model.provider}${f ? '.' + f : ''}`,
+          class: 'hot',
+        });
       }
     }
-    changes.sort((x, y) => Number(restart.has(y.field)) - Number(restart.has(x.field)) || x.field.localeCompare(y.field));
+    changes.sort(
+      (x, y) => Number(restart.has(y.field)) - Number(restart.has(x.field)) || x.field.localeCompare(y.field),
+    );
     return { agentId, status: changes.length ? 'changed' : 'unchanged', changes };
   });
 
   const global: FieldChange[] = [];
-  for (const f of changedPaths(prev.broker, next.broker)) global.push({ field: `broker.yaml ${f}`, class: 'restart' });
-  for (const f of changedPaths(prev.memory, next.memory)) global.push({ field: `memory.yaml ${f}`, class: 'restart' });
+  for (const f of changedPaths(prev.broker, next.broker))
+    global.push({ field: `broker.yaml ${f}`, class: 'restart' });
+  for (const f of changedPaths(prev.memory, next.memory))
+    global.push({ field: `memory.yaml ${f}`, class: 'restart' });
   for (const f of changedPaths(prev.runtime, next.runtime)) {
     const top = f.split(/[.[]/)[0]!;
-    global.push({ field: `runtime.yaml ${f}`, class: (RESTART_RUNTIME_FIELDS as readonly string[]).includes(top) ? 'restart' : 'hot' });
+    global.push({
+      field: `runtime.yaml ${f}`,
+      class: (RESTART_RUNTIME_FIELDS as readonly string[]).includes(top) ? 'restart' : 'hot',
+    });
   }
   const plugins = [...new Set([...prev.plugins.keys(), ...next.plugins.keys()])].sort();
   for (const name of plugins) {
     const a = prev.plugins.get(name);
     const b = next.plugins.get(name);
-    const instances = [...new Set([...Object.keys(a?.rawInstances ?? {}), ...Object.keys(b?.rawInstances ?? {})])].sort();
+    const instances = [
+      ...new Set([...Object.keys(a?.rawInstances ?? {}), ...Object.keys(b?.rawInstances ?? {})]),
+    ].sort();
     for (const inst of instances) {
       const ra = a?.rawInstances[inst];
       const rb = b?.rawInstances[inst];
       const field = `plugins/${name}.yaml instances.${inst}`;
       if (!sameValue(ra, rb)) global.push({ field, class: 'restart' });
-      else if (!sameValue(a?.instances[inst], b?.instances[inst])) global.push({ field: `${field} (credentials)`, class: 'hot' });
+      else if (!sameValue(a?.instances[inst], b?.instances[inst]))
+        global.push({ field: `${field} (credentials)`, class: 'hot' });
     }
-    for (const f of changedPaths(a?.accounts ?? {}, b?.accounts ?? {})) global.push({ field: `plugins/${name}.yaml accounts.${f}`, class: 'hot' });
+    for (const f of changedPaths(a?.accounts ?? {}, b?.accounts ?? {}))
+      global.push({ field: `plugins/${name}.yaml accounts.${f}`, class: 'hot' });
   }
   return { agents, global };
 }
@@ -96,7 +113,8 @@ export function diff(prev: DiffInput, next: DiffInput): SnapshotDiff {
 /** All restart-required changes, one entry per field. */
 export function restartRequiredChanges(d: SnapshotDiff): { agentId?: string; field: string }[] {
   const out: { agentId?: string; field: string }[] = [];
-  for (const a of d.agents) for (const c of a.changes) if (c.class === 'restart') out.push({ agentId: a.agentId, field: c.field });
+  for (const a of d.agents)
+    for (const c of a.changes) if (c.class === 'restart') out.push({ agentId: a.agentId, field: c.field });
   for (const c of d.global) if (c.class === 'restart') out.push({ field: c.field });
   return out;
 }
@@ -123,7 +141,8 @@ export function changedPaths(a: unknown, b: unknown, base: (string | number)[] =
 
 export function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
+  if (Array.isArray(a))
+    return Array.isArray(b) && a.length === b.length && a.every((v, i) => sameValue(v, b[i]));
   if (isPlainObject(a) && isPlainObject(b)) {
     const ka = Object.keys(a).filter((k) => a[k] !== undefined);
     const kb = Object.keys(b).filter((k) => b[k] !== undefined);

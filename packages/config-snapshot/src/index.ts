@@ -1,9 +1,36 @@
 export * from './schemas.js';
-export { CONFIG_ISSUE_CODES, formatIssue, formatPath, type ConfigIssue, type ConfigIssueCode, type IssueScope, type IssueSeverity } from './issues.js';
-export type { AgentSnapshot, ConfigSnapshot, LegacyFile, LoadedJob, PluginSnapshot, PollersSnapshot } from './snapshot.js';
+export {
+  CONFIG_ISSUE_CODES,
+  formatIssue,
+  formatPath,
+  type ConfigIssue,
+  type ConfigIssueCode,
+  type IssueScope,
+  type IssueSeverity,
+} from './issues.js';
+export type {
+  AgentSnapshot,
+  ConfigSnapshot,
+  LegacyFile,
+  LoadedJob,
+  PluginSnapshot,
+  PollersSnapshot,
+} from './snapshot.js';
 export { loadConfig, type LoadOptions, type LoadResult, type RejectedAgent } from './config.js';
 export { LEGACY_MAIL_POLLER_FILE, type PluginSchemas, type ReadOptions } from './load.js';
-export { diff, changedPaths, restartRequiredChanges, RESTART_AGENT_FIELDS, RESTART_RUNTIME_FIELDS, type AgentDiff, type ChangeClass, type DiffInput, type FieldChange, type SnapshotDiff } from './diff.js';
+export {
+  diff,
+  changedPaths,
+  restartRequiredChanges,
+  RESTART_AGENT_FIELDS,
+  RESTART_RUNTIME_FIELDS,
+  type AgentDiff,
+  type ChangeClass,
+  type DiffInput,
+  type FieldChange,
+  type SnapshotDiff,
+} from './diff.js';
 export { createSnapshotStore, SnapshotVersionError, type SnapshotStore } from './store.js';
 export { resolveRefs, type RefContext } from './refs.js';
 export { compile as compileSchema } from './validate.js';
+export { coreReferenceEntries, renderReference, type ReferenceEntry } from './reference.js';

@@ -41,8 +41,10 @@ export const CONFIG_ISSUE_CODES = {
   CONFIG_DUPLICATE_JOB: 'Two jobs share one id.',
   CONFIG_UNKNOWN_PROVIDER: 'An agent names a provider that llm.yaml does not define (or that is invalid).',
   CONFIG_UNKNOWN_PLUGIN: 'A binding names a channel plugin the daemon does not have.',
-  CONFIG_UNKNOWN_INSTANCE: 'A binding names a plugin instance that its plugin file does not define (or that is invalid).',
-  CONFIG_UNKNOWN_ACCOUNT: 'An agent credential names an account that its plugin file does not define (or that is invalid).',
+  CONFIG_UNKNOWN_INSTANCE:
+    'A binding names a plugin instance that its plugin file does not define (or that is invalid).',
+  CONFIG_UNKNOWN_ACCOUNT:
+    'An agent credential names an account that its plugin file does not define (or that is invalid).',
   CONFIG_PLUGIN_NO_SCHEMA: 'A plugin file for which no schema is registered; its blocks are not validated.',
   CONFIG_NO_AGENTS: 'No agent files were found.',
 } as const;

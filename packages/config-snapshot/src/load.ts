@@ -77,7 +77,11 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
   const secretFiles = new Map<string, string>();
   const fileHashes: string[] = [];
 
-  const refCtx = (src: Pick<SourceFile, 'display' | 'locate'>, base: Omit<IssueInput, 'code' | 'message'>, sink: ConfigIssue[]): RefContext => ({
+  const refCtx = (
+    src: Pick<SourceFile, 'display' | 'locate'>,
+    base: Omit<IssueInput, 'code' | 'message'>,
+    sink: ConfigIssue[],
+  ): RefContext => ({
     cwd,
     env,
     onSecret: (value, file) => {
@@ -147,7 +151,7 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
     const where = src ?? { display: join(configDir, rel), locate: () => undefined };
     const value = resolveRefs(src?.value ?? {}, refCtx(where, { scope: 'global' }, sink));
     const doc = value === null ? {} : value;
-    sink.push(...validateAt(schema, doc, where, [], { scope: 'global' }));
+    if (sink.length === 0) sink.push(...validateAt(schema, doc, where, [], { scope: 'global' }));
     issues.push(...sink);
     if (sink.length > 0) candidate.fatal = true;
     else (candidate as unknown as Record<string, unknown>)[key] = doc;
@@ -196,11 +200,33 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
       candidate.agents.delete(id);
     };
     if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(id)) {
-      reject([{ code: 'CONFIG_BAD_AGENT_ID', severity: 'error', scope: 'agent', agentId: id, file: display, path: '', message: `"${id}" is not a valid agent id`, hint: 'rename the file to letters, digits, "_" and "-"' }]);
+      reject([
+        {
+          code: 'CONFIG_BAD_AGENT_ID',
+          severity: 'error',
+          scope: 'agent',
+          agentId: id,
+          file: display,
+          path: '',
+          message: `"${id}" is not a valid agent id`,
+          hint: 'rename the file to letters, digits, "_" and "-"',
+        },
+      ]);
       continue;
     }
     if (seenIds.has(id)) {
-      reject([{ code: 'CONFIG_DUPLICATE_AGENT', severity: 'error', scope: 'agent', agentId: id, file: display, path: '', message: `agent "${id}" is defined by more than one file`, hint: 'keep one of agents.d/<id>.yaml and agents.d/<id>.yml' }]);
+      reject([
+        {
+          code: 'CONFIG_DUPLICATE_AGENT',
+          severity: 'error',
+          scope: 'agent',
+          agentId: id,
+          file: display,
+          path: '',
+          message: `agent "${id}" is defined by more than one file`,
+          hint: 'keep one of agents.d/<id>.yaml and agents.d/<id>.yml',
+        },
+      ]);
       continue;
     }
     seenIds.add(id);
@@ -211,7 +237,15 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
     }
     fileHashes.push(`agents.d/${rel}:${src.hash}`);
     const sink: ConfigIssue[] = [];
-    const agent = readAgent(id, src, candidate, opts, cwd, refCtx(src, { scope: 'agent', agentId: id }, sink), sink);
+    const agent = readAgent(
+      id,
+      src,
+      candidate,
+      opts,
+      cwd,
+      refCtx(src, { scope: 'agent', agentId: id }, sink),
+      sink,
+    );
     if (sink.length > 0 || !agent) reject(sink);
     else candidate.agents.set(id, agent);
   }
@@ -233,12 +267,21 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
 
 type RefCtxFactory = (base: Omit<IssueInput, 'code' | 'message'>, sink: ConfigIssue[]) => RefContext;
 
-function readPlugin(name: string, src: SourceFile, opts: ReadOptions, candidate: Candidate, ctxFor: RefCtxFactory): void {
+function readPlugin(
+  name: string,
+  src: SourceFile,
+  opts: ReadOptions,
+  candidate: Candidate,
+  ctxFor: RefCtxFactory,
+): void {
   const base = { scope: 'plugin' as const, plugin: name };
   const top: ConfigIssue[] = validateAt(pluginFileSchema, structuredClone(src.value ?? {}), src, [], base);
   candidate.issues.push(...top);
   if (top.length > 0) return;
-  const raw = (src.value ?? {}) as { instances?: Record<string, unknown>; accounts?: Record<string, unknown> };
+  const raw = (src.value ?? {}) as {
+    instances?: Record<string, unknown>;
+    accounts?: Record<string, unknown>;
+  };
   const schemas = opts.pluginSchemas?.[name];
   if (opts.pluginSchemas && !schemas) {
     candidate.issues.push({
@@ -252,12 +295,18 @@ function readPlugin(name: string, src: SourceFile, opts: ReadOptions, candidate:
       hint: 'check the file name against the channel plugins and provider kinds the daemon has',
     });
   }
-  const blocks = (section: 'instances' | 'accounts', schema: object | undefined): Record<string, Record<string, unknown>> => {
+  const blocks = (
+    section: 'instances' | 'accounts',
+    schema: object | undefined,
+  ): Record<string, Record<string, unknown>> => {
     const out: Record<string, Record<string, unknown>> = {};
     for (const [key, value] of Object.entries(raw[section] ?? {})) {
       const sink: ConfigIssue[] = [];
-      const resolved = resolveRefs(value ?? {}, ctxFor(base, sink), [section, key]) as Record<string, unknown>;
-      if (schema) sink.push(...validateAt(schema, resolved, src, [section, key], base));
+      const resolved = resolveRefs(value ?? {}, ctxFor(base, sink), [section, key]) as Record<
+        string,
+        unknown
+      >;
+      if (schema && sink.length === 0) sink.push(...validateAt(schema, resolved, src, [section, key], base));
       candidate.issues.push(...sink);
       if (sink.length === 0) out[key] = resolved;
     }
@@ -286,7 +335,8 @@ function readLlm(src: SourceFile, candidate: Candidate, ctxFor: RefCtxFactory): 
     const b = { ...base, provider: name };
     const resolved = resolveRefs(block ?? {}, ctxFor(b, sink), ['providers', name]);
     const wrapped = { providers: { [name]: resolved } };
-    sink.push(...validateAt(llmFileSchema, wrapped, src, [], b));
+    // A failed reference already explains the problem; the schema would only add "missing key" noise.
+    if (sink.length === 0) sink.push(...validateAt(llmFileSchema, wrapped, src, [], b));
     candidate.issues.push(...sink);
     if (sink.length === 0) candidate.llm.providers[name] = wrapped.providers[name] as ProviderConfig;
     else candidate.invalidProviders.add(name);
@@ -317,8 +367,14 @@ function readAgent(
       issueAt(src, ['model', 'provider'], {
         ...base,
         code: 'CONFIG_UNKNOWN_PROVIDER',
-        message: invalid ? `provider "${provider}" is invalid in llm.yaml` : `provider "${provider}" is not defined in llm.yaml`,
-        hint: invalid ? 'fix the errors reported for llm.yaml' : known.length ? `use one of: ${known.join(', ')}` : 'define it under providers in llm.yaml',
+        message: invalid
+          ? `provider "${provider}" is invalid in llm.yaml`
+          : `provider "${provider}" is not defined in llm.yaml`,
+        hint: invalid
+          ? 'fix the errors reported for llm.yaml'
+          : known.length
+            ? `use one of: ${known.join(', ')}`
+            : 'define it under providers in llm.yaml',
       }),
     );
   }
@@ -341,8 +397,12 @@ function readAgent(
         issueAt(src, ['inbound_bindings', i, 'instance'], {
           ...base,
           code: 'CONFIG_UNKNOWN_INSTANCE',
-          message: rawHas ? `instance "${b.instance}" of plugin "${b.plugin}" is invalid` : `plugin "${b.plugin}" has no instance "${b.instance}"`,
-          hint: rawHas ? `fix the errors reported for plugins/${b.plugin}.yaml` : `define it under instances in plugins/${b.plugin}.yaml`,
+          message: rawHas
+            ? `instance "${b.instance}" of plugin "${b.plugin}" is invalid`
+            : `plugin "${b.plugin}" has no instance "${b.instance}"`,
+          hint: rawHas
+            ? `fix the errors reported for plugins/${b.plugin}.yaml`
+            : `define it under instances in plugins/${b.plugin}.yaml`,
         }),
       );
     } else if (opts.channels && (!plugin || Object.keys(plugin.instances).length === 0)) {
@@ -358,7 +418,17 @@ function readAgent(
     for (const channel of Object.keys(b.outbound_allowlist)) {
       if (opts.channels && !opts.channels.includes(channel)) {
         sink.push(
-          issueAt(src, ['inbound_bindings', i, 'outbound_allowlist'], { ...base, code: 'CONFIG_UNKNOWN_PLUGIN', message: `channel "${channel}" does not exist`, hint: `use one of: ${opts.channels.join(', ')}` }, channel),
+          issueAt(
+            src,
+            ['inbound_bindings', i, 'outbound_allowlist'],
+            {
+              ...base,
+              code: 'CONFIG_UNKNOWN_PLUGIN',
+              message: `channel "${channel}" does not exist`,
+              hint: `use one of: ${opts.channels.join(', ')}`,
+            },
+            channel,
+          ),
         );
       }
     }
@@ -400,7 +470,7 @@ function readPollers(src: SourceFile, candidate: Candidate, ctxFor: RefCtxFactor
       ? { ...value, pollers: { ...value.pollers, jobs: Array.isArray(rawJobs) ? [] : rawJobs } }
       : value;
   const resolved = resolveRefs(settingsOnly, ctxFor(base, sink)) as PollersFile;
-  sink.push(...validateAt(pollersFileSchema, resolved, src, [], base));
+  if (sink.length === 0) sink.push(...validateAt(pollersFileSchema, resolved, src, [], base));
   candidate.issues.push(...sink);
   if (sink.length > 0) {
     candidate.pollersInvalid = true;
@@ -412,7 +482,10 @@ function readPollers(src: SourceFile, candidate: Candidate, ctxFor: RefCtxFactor
   const byId = new Map<string, number[]>();
   (Array.isArray(rawJobs) ? rawJobs : []).forEach((raw, index) => {
     const path: Segments = ['pollers', 'jobs', index];
-    const id = raw && typeof raw === 'object' && typeof (raw as { id?: unknown }).id === 'string' ? (raw as { id: string }).id : undefined;
+    const id =
+      raw && typeof raw === 'object' && typeof (raw as { id?: unknown }).id === 'string'
+        ? (raw as { id: string }).id
+        : undefined;
     const jobBase = { scope: 'job' as const, ...(id ? { jobId: id } : {}) };
     const jobSink: ConfigIssue[] = [];
     const job = resolveRefs(raw, ctxFor(jobBase, jobSink), path);

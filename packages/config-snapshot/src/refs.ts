@@ -54,14 +54,24 @@ function resolveString(s: string, ctx: RefContext, segments: Segments): string |
     if (ENV_NAME.test(ref)) {
       const v = ctx.env[ref];
       if (v === undefined) {
-        ctx.onIssue(segments, 'CONFIG_ENV_UNSET', `environment variable ${ref} is not set`, `export ${ref} before starting the daemon, or remove the reference`);
+        ctx.onIssue(
+          segments,
+          'CONFIG_ENV_UNSET',
+          `environment variable ${ref} is not set`,
+          `export ${ref} before starting the daemon, or remove the reference`,
+        );
         failed = true;
         return '';
       }
       if (v.length >= 4) ctx.onSecret(v);
       return v;
     }
-    ctx.onIssue(segments, 'CONFIG_BAD_REFERENCE', `unknown reference form "\${${ref.slice(0, 40)}}"`, 'use ${file:<path>} or ${ENV_VAR}; write $${ for a literal ${');
+    ctx.onIssue(
+      segments,
+      'CONFIG_BAD_REFERENCE',
+      `unknown reference form "\${${ref.slice(0, 40)}}"`,
+      'use ${file:<path>} or ${ENV_VAR}; write $${ for a literal ${',
+    );
     failed = true;
     return '';
   });
@@ -105,12 +115,22 @@ function readSecretFile(path: string, ctx: RefContext, segments: Segments): stri
   try {
     content = readFileSync(real, 'utf8');
   } catch (err) {
-    ctx.onIssue(segments, 'CONFIG_SECRET_MISSING', `secret file ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, `make ${path} readable by the daemon user`);
+    ctx.onIssue(
+      segments,
+      'CONFIG_SECRET_MISSING',
+      `secret file ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+      `make ${path} readable by the daemon user`,
+    );
     return undefined;
   }
   const value = content.replace(/\r?\n$/, '');
   if (value === '') {
-    ctx.onIssue(segments, 'CONFIG_SECRET_EMPTY', `secret file ${path} is empty`, `write the secret into ${path}`);
+    ctx.onIssue(
+      segments,
+      'CONFIG_SECRET_EMPTY',
+      `secret file ${path} is empty`,
+      `write the secret into ${path}`,
+    );
     return undefined;
   }
   ctx.onSecret(value, { path: abs, hash: createHash('sha256').update(content).digest('hex') });

@@ -28,14 +28,31 @@ export const llmFileSchema = {
             description:
               'Wire protocol: `openai` (OpenAI-compatible chat completions, `base_url` includes the version prefix such as `/v1`) or `anthropic` (Anthropic messages, `base_url` is the host root).',
           },
-          base_url: { type: 'string', format: 'uri', description: 'Provider endpoint. Hot: takes effect at the next turn.' },
+          base_url: {
+            type: 'string',
+            format: 'uri',
+            description: 'Provider endpoint. Hot: takes effect at the next turn.',
+          },
           api_key: {
             type: 'string',
             minLength: 1,
-            description: 'Usually `${file:<path>}` (mode 600). Hot: a rotated key takes effect at the next turn.',
+            description:
+              'Usually `${file:<path>}` (mode 600). Hot: a rotated key takes effect at the next turn.',
           },
-          timeout_ms: { type: 'integer', minimum: 1000, maximum: 600000, default: 60000, description: 'Per attempt.' },
-          max_retries: { type: 'integer', minimum: 0, maximum: 10, default: 2, description: 'Retries on 429, 5xx and network errors.' },
+          timeout_ms: {
+            type: 'integer',
+            minimum: 1000,
+            maximum: 600000,
+            default: 60000,
+            description: 'Per attempt.',
+          },
+          max_retries: {
+            type: 'integer',
+            minimum: 0,
+            maximum: 10,
+            default: 2,
+            description: 'Retries on 429, 5xx and network errors.',
+          },
         },
       },
     },
@@ -47,8 +64,16 @@ export const bindingSchema = {
   additionalProperties: false,
   required: ['plugin'],
   properties: {
-    plugin: { type: 'string', pattern: idPattern, description: 'Channel plugin name (`chat_a`, `chat_b`, `log`, ...).' },
-    instance: { type: 'string', pattern: idPattern, description: 'Plugin instance name; omitted = any instance of the plugin.' },
+    plugin: {
+      type: 'string',
+      pattern: idPattern,
+      description: 'Channel plugin name (`chat_a`, `chat_b`, `log`, ...).',
+    },
+    instance: {
+      type: 'string',
+      pattern: idPattern,
+      description: 'Plugin instance name; omitted = any instance of the plugin.',
+    },
     allowed_tools: {
       type: 'array',
       items: { type: 'string', minLength: 1 },
@@ -87,7 +112,13 @@ export const agentFileSchema = {
         provider: { type: 'string', description: 'A key of `providers` in llm.yaml.' },
         name: { type: 'string', minLength: 1, description: 'Model name sent to the provider.' },
         max_tokens: { type: 'integer', minimum: 1, default: 1024 },
-        max_tool_rounds: { type: 'integer', minimum: 1, maximum: 50, default: 8, description: 'Model calls per turn at most.' },
+        max_tool_rounds: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 50,
+          default: 8,
+          description: 'Model calls per turn at most.',
+        },
       },
     },
     system_prompt: { type: 'string', default: '', description: 'System prompt of every binding. Hot.' },
@@ -103,9 +134,17 @@ export const agentFileSchema = {
       description:
         'Provider accounts this agent uses, keyed by kind (for example `mail: work`); each names an entry of `accounts` in `plugins/<kind>.yaml`.',
     },
-    workspace: { type: 'string', minLength: 1, description: 'Working directory of the agent. Restart required.' },
+    workspace: {
+      type: 'string',
+      minLength: 1,
+      description: 'Working directory of the agent. Restart required.',
+    },
     skills_dir: { type: 'string', minLength: 1, description: 'Skills directory. Restart required.' },
-    transcripts_dir: { type: 'string', minLength: 1, description: 'Transcript directory (JSONL per session). Restart required.' },
+    transcripts_dir: {
+      type: 'string',
+      minLength: 1,
+      description: 'Transcript directory (JSONL per session). Restart required.',
+    },
   },
 } as const;
 
@@ -125,14 +164,20 @@ export const scheduleSchema = {
       properties: {
         cron: { type: 'string', description: '6 fields: sec min hour dom mon dow.' },
         tz: { type: 'string', description: 'IANA zone; always honoured. Default UTC.' },
-        stagger_jitter_ms: { type: 'integer', minimum: 0, description: 'Per-job jitter; overrides `default_jitter_ms`.' },
+        stagger_jitter_ms: {
+          type: 'integer',
+          minimum: 0,
+          description: 'Per-job jitter; overrides `default_jitter_ms`.',
+        },
       },
     },
     {
       type: 'object',
       additionalProperties: false,
       required: ['at'],
-      properties: { at: { type: 'string', description: 'RFC 3339 instant; fires once, then the job stays paused.' } },
+      properties: {
+        at: { type: 'string', description: 'RFC 3339 instant; fires once, then the job stays paused.' },
+      },
     },
   ],
 } as const;
@@ -142,7 +187,11 @@ export const deliverSchema = {
   additionalProperties: false,
   required: ['channel', 'to'],
   properties: {
-    channel: { type: 'string', minLength: 1, description: 'Channel plugin name; the job agent must have a binding for it.' },
+    channel: {
+      type: 'string',
+      minLength: 1,
+      description: 'Channel plugin name; the job agent must have a binding for it.',
+    },
     to: { type: 'string', minLength: 1, description: 'Recipient id on that channel.' },
   },
 } as const;
@@ -152,8 +201,16 @@ export const jobSchema = {
   additionalProperties: false,
   required: ['id', 'kind', 'agent', 'schedule', 'config'],
   properties: {
-    id: { type: 'string', pattern: idPattern, description: 'Unique; key for state, metrics, admin and lease.' },
-    kind: { type: 'string', pattern: '^[a-z][a-z0-9_]*$', description: 'A registered kind: mail, rss, webhook_poll, calendar or custom.' },
+    id: {
+      type: 'string',
+      pattern: idPattern,
+      description: 'Unique; key for state, metrics, admin and lease.',
+    },
+    kind: {
+      type: 'string',
+      pattern: '^[a-z][a-z0-9_]*$',
+      description: 'A registered kind: mail, rss, webhook_poll, calendar or custom.',
+    },
     agent: { type: 'string', description: 'Agent whose credentials and bindings the job uses.' },
     schedule: scheduleSchema,
     config: { type: 'object', description: 'Kind-specific options, validated by the kind.' },
@@ -174,10 +231,23 @@ export const pollersFileSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        enabled: { type: 'boolean', default: true, description: 'Master switch; `false` skips everything below.' },
-        state_db: { type: 'string', default: './data/poller.db', description: 'SQLite file; created if missing.' },
+        enabled: {
+          type: 'boolean',
+          default: true,
+          description: 'Master switch; `false` skips everything below.',
+        },
+        state_db: {
+          type: 'string',
+          default: './data/poller.db',
+          description: 'SQLite file; created if missing.',
+        },
         default_jitter_ms: { type: 'integer', minimum: 0, default: 5000 },
-        lease_ttl_factor: { type: 'number', exclusiveMinimum: 0, default: 2.0, description: 'Lease TTL = factor x interval, minimum 30 s.' },
+        lease_ttl_factor: {
+          type: 'number',
+          exclusiveMinimum: 0,
+          default: 2.0,
+          description: 'Lease TTL = factor x interval, minimum 30 s.',
+        },
         failure_alert_cooldown_secs: { type: 'integer', minimum: 0, default: 3600 },
         breaker_threshold: { type: 'integer', minimum: 1, default: 5 },
         kind_packages: {
@@ -204,9 +274,17 @@ export const brokerFileSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    kind: { enum: ['local', 'nats'], default: 'local', description: '`local`: in-process, reachable by local processes of the same user over a mode-600 Unix socket; `nats`: a NATS server.' },
+    kind: {
+      enum: ['local', 'nats'],
+      default: 'local',
+      description:
+        '`local`: in-process, reachable by local processes of the same user over a mode-600 Unix socket; `nats`: a NATS server.',
+    },
     url: { type: 'string', description: 'NATS server URL (kind `nats`), e.g. `nats://127.0.0.1:4222`.' },
-    socket_path: { type: 'string', description: 'Unix socket of the local broker; default `<data_dir>/broker.sock`.' },
+    socket_path: {
+      type: 'string',
+      description: 'Unix socket of the local broker; default `<data_dir>/broker.sock`.',
+    },
   },
 } as const;
 
@@ -219,11 +297,20 @@ export const memoryFileSchema = {
   properties: {
     enabled: { type: 'boolean', default: true },
     path: { type: 'string', default: './data/memory.db', description: 'SQLite file.' },
-    max_messages: { type: 'integer', minimum: 0, maximum: 1000, default: 40, description: 'Messages of history given to the model per turn.' },
+    max_messages: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 1000,
+      default: 40,
+      description: 'Messages of history given to the model per turn.',
+    },
   },
 } as const;
 
-const listenSchema = { type: 'string', pattern: '^[^\\s:]+:[0-9]{1,5}$|^\\[[0-9a-fA-F:]+\\]:[0-9]{1,5}$' } as const;
+const listenSchema = {
+  type: 'string',
+  pattern: '^[^\\s:]+:[0-9]{1,5}$|^\\[[0-9a-fA-F:]+\\]:[0-9]{1,5}$',
+} as const;
 
 export const runtimeFileSchema = {
   $id: 'runtime.yaml',
@@ -231,15 +318,33 @@ export const runtimeFileSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    data_dir: { type: 'string', default: './data', description: 'Where the daemon keeps its state (sockets, offsets, transcripts by default).' },
+    data_dir: {
+      type: 'string',
+      default: './data',
+      description: 'Where the daemon keeps its state (sockets, offsets, transcripts by default).',
+    },
     reload: {
       type: 'object',
       additionalProperties: false,
       default: {},
       properties: {
-        enabled: { type: 'boolean', default: true, description: '`false` turns off both the file watcher and the `control.reload` subscriber.' },
-        debounce_ms: { type: 'integer', minimum: 0, default: 500, description: 'Watcher fires this long after the last save.' },
-        max_wait_ms: { type: 'integer', minimum: 0, default: 5000, description: 'Cap on debouncing during a burst of saves.' },
+        enabled: {
+          type: 'boolean',
+          default: true,
+          description: '`false` turns off both the file watcher and the `control.reload` subscriber.',
+        },
+        debounce_ms: {
+          type: 'integer',
+          minimum: 0,
+          default: 500,
+          description: 'Watcher fires this long after the last save.',
+        },
+        max_wait_ms: {
+          type: 'integer',
+          minimum: 0,
+          default: 5000,
+          description: 'Cap on debouncing during a burst of saves.',
+        },
       },
     },
     metrics: {
@@ -248,7 +353,11 @@ export const runtimeFileSchema = {
       default: {},
       properties: {
         enabled: { type: 'boolean', default: true },
-        listen: { ...listenSchema, default: '127.0.0.1:9090', description: 'host:port of `/metrics`. Restart required.' },
+        listen: {
+          ...listenSchema,
+          default: '127.0.0.1:9090',
+          description: 'host:port of `/metrics`. Restart required.',
+        },
       },
     },
     admin: {
@@ -256,8 +365,15 @@ export const runtimeFileSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        listen: { ...listenSchema, default: '127.0.0.1:9091', description: 'Loopback only. Restart required.' },
-        token_file: { type: 'string', description: 'Optional file (mode 600) holding a bearer token the admin API then requires.' },
+        listen: {
+          ...listenSchema,
+          default: '127.0.0.1:9091',
+          description: 'Loopback only. Restart required.',
+        },
+        token_file: {
+          type: 'string',
+          description: 'Optional file (mode 600) holding a bearer token the admin API then requires.',
+        },
       },
     },
     log: {
@@ -274,11 +390,22 @@ export const runtimeFileSchema = {
       additionalProperties: false,
       default: {},
       properties: {
-        max_queue: { type: 'integer', minimum: 1, default: 32, description: 'Inbound messages waiting per session; beyond it the oldest waiting one is dropped and logged.' },
+        max_queue: {
+          type: 'integer',
+          minimum: 1,
+          default: 32,
+          description:
+            'Inbound messages waiting per session; beyond it the oldest waiting one is dropped and logged.',
+        },
         turn_timeout_ms: { type: 'integer', minimum: 1000, default: 120000 },
       },
     },
-    shutdown_grace_ms: { type: 'integer', minimum: 0, default: 10000, description: 'In-flight turns may finish this long after SIGTERM.' },
+    shutdown_grace_ms: {
+      type: 'integer',
+      minimum: 0,
+      default: 10000,
+      description: 'In-flight turns may finish this long after SIGTERM.',
+    },
   },
 } as const;
 
@@ -286,12 +413,23 @@ export const runtimeFileSchema = {
 export const pluginFileSchema = {
   $id: 'plugins/<plugin>.yaml',
   title: 'Plugin file (plugins/<plugin>.yaml)',
-  description: 'Channel plugin instances (`instances`) and provider accounts (`accounts`). Changes to instance blocks need a restart; rotated secrets are applied by `POST /admin/credentials/reload` or the next reload.',
+  description:
+    'Channel plugin instances (`instances`) and provider accounts (`accounts`). Changes to instance blocks need a restart; rotated secrets are applied by `POST /admin/credentials/reload` or the next reload.',
   type: 'object',
   additionalProperties: false,
   properties: {
-    instances: { type: 'object', propertyNames: { pattern: idPattern }, additionalProperties: { type: 'object' }, default: {} },
-    accounts: { type: 'object', propertyNames: { pattern: idPattern }, additionalProperties: { type: 'object' }, default: {} },
+    instances: {
+      type: 'object',
+      propertyNames: { pattern: idPattern },
+      additionalProperties: { type: 'object' },
+      default: {},
+    },
+    accounts: {
+      type: 'object',
+      propertyNames: { pattern: idPattern },
+      additionalProperties: { type: 'object' },
+      default: {},
+    },
   },
 } as const;
 

@@ -1,5 +1,14 @@
 /** The immutable, versioned view of the whole configuration that every turn and job reads. */
-import type { AgentFile, BrokerFile, LlmFile, MemoryFile, PollerJob, PollersSettings, ProviderConfig, RuntimeFile } from './schemas.js';
+import type {
+  AgentFile,
+  BrokerFile,
+  LlmFile,
+  MemoryFile,
+  PollerJob,
+  PollersSettings,
+  ProviderConfig,
+  RuntimeFile,
+} from './schemas.js';
 import type { ConfigIssue } from './issues.js';
 
 export interface AgentSnapshot {

@@ -31,7 +31,12 @@ export interface IssueInput {
   severity?: 'error' | 'warning';
 }
 
-export function issueAt(src: Pick<SourceFile, 'display' | 'locate'>, segments: Segments, input: IssueInput, key?: string): ConfigIssue {
+export function issueAt(
+  src: Pick<SourceFile, 'display' | 'locate'>,
+  segments: Segments,
+  input: IssueInput,
+  key?: string,
+): ConfigIssue {
   const pos = src.locate(segments, key) ?? nearestPosition(src, segments);
   const issue: ConfigIssue = {
     severity: input.severity ?? 'error',
@@ -46,7 +51,10 @@ export function issueAt(src: Pick<SourceFile, 'display' | 'locate'>, segments: S
   return issue;
 }
 
-function nearestPosition(src: Pick<SourceFile, 'locate'>, segments: Segments): { line: number; column: number } | undefined {
+function nearestPosition(
+  src: Pick<SourceFile, 'locate'>,
+  segments: Segments,
+): { line: number; column: number } | undefined {
   for (let n = segments.length - 1; n >= 0; n--) {
     const pos = src.locate(segments.slice(0, n));
     if (pos) return pos;
@@ -74,7 +82,15 @@ export function readYamlFile(
     if (buf.length > MAX_FILE_BYTES) {
       return {
         issues: [
-          { code: 'CONFIG_FILE_UNREADABLE', severity: 'error', scope, file: display, path: '', message: `file is larger than ${MAX_FILE_BYTES} bytes`, ...extra },
+          {
+            code: 'CONFIG_FILE_UNREADABLE',
+            severity: 'error',
+            scope,
+            file: display,
+            path: '',
+            message: `file is larger than ${MAX_FILE_BYTES} bytes`,
+            ...extra,
+          },
         ],
       };
     }
@@ -108,7 +124,7 @@ export function parseYamlText(
   const lineCounter = new LineCounter();
   let doc: Document.Parsed;
   try {
-    doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true, strict: true });
+    doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true, strict: true });
   } catch (err) {
     return { issues: [syntaxIssue(names.display, scope, (err as Error).message, undefined, extra)] };
   }
@@ -116,7 +132,13 @@ export function parseYamlText(
     return {
       issues: doc.errors.map((e) => {
         const pos = e.linePos?.[0];
-        return syntaxIssue(names.display, scope, firstLine(e.message), pos ? { line: pos.line, column: pos.col } : undefined, extra);
+        return syntaxIssue(
+          names.display,
+          scope,
+          firstLine(e.message),
+          pos ? { line: pos.line, column: pos.col } : undefined,
+          extra,
+        );
       }),
     };
   }
@@ -124,7 +146,9 @@ export function parseYamlText(
   try {
     value = doc.toJS({ maxAliasCount: 50 });
   } catch (err) {
-    return { issues: [syntaxIssue(names.display, scope, firstLine((err as Error).message), undefined, extra)] };
+    return {
+      issues: [syntaxIssue(names.display, scope, firstLine((err as Error).message), undefined, extra)],
+    };
   }
   const locate = (segments: Segments, key?: string): { line: number; column: number } | undefined => {
     let node: unknown;

@@ -17,7 +17,10 @@ export class SnapshotVersionError extends Error {
   }
 }
 
-export function createSnapshotStore(initial: ConfigSnapshot, onListenerError?: (err: unknown) => void): SnapshotStore {
+export function createSnapshotStore(
+  initial: ConfigSnapshot,
+  onListenerError?: (err: unknown) => void,
+): SnapshotStore {
   let current = initial;
   const listeners = new Set<(next: ConfigSnapshot, prev: ConfigSnapshot) => void>();
   return {

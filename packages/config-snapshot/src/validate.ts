@@ -5,9 +5,18 @@ import type { ConfigIssue } from './issues.js';
 import { issueAt, type IssueInput, type Segments, type SourceFile } from './source.js';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv, formats?: string[]) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
+  ajv: Ajv,
+  formats?: string[],
+) => Ajv;
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, allowUnionTypes: true });
+const ajv = new Ajv({
+  allErrors: true,
+  useDefaults: true,
+  strict: false,
+  allowUnionTypes: true,
+  verbose: true,
+});
 addFormats(ajv, ['uri']);
 const compiled = new WeakMap<object, ValidateFunction>();
 
@@ -45,7 +54,8 @@ function pointerToSegments(pointer: string, value: unknown): (string | number)[]
     const seg = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     const key: string | number = Array.isArray(cur) && /^\d+$/.test(seg) ? Number(seg) : seg;
     out.push(key);
-    cur = cur !== null && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[key] : undefined;
+    cur =
+      cur !== null && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[key] : undefined;
   }
   return out;
 }
@@ -62,7 +72,9 @@ function translate(
   const oneOfPaths = new Set(errors.filter((e) => e.keyword === 'oneOf').map((e) => e.instancePath));
   for (const e of errors) {
     // Branch errors of a `oneOf` are noise; the `oneOf` error itself is explained once below.
-    const inOneOf = [...oneOfPaths].some((p) => e.instancePath.startsWith(p) && e.schemaPath.includes('/oneOf/'));
+    const inOneOf = [...oneOfPaths].some(
+      (p) => e.instancePath.startsWith(p) && e.schemaPath.includes('/oneOf/'),
+    );
     if (inOneOf || e.keyword === 'if') continue;
     const segs = [...base, ...pointerToSegments(e.instancePath, value)];
     let input: Omit<IssueInput, 'scope'>;
@@ -80,7 +92,11 @@ function translate(
       }
       case 'required': {
         const missing = String((e.params as { missingProperty: string }).missingProperty);
-        input = { code: 'CONFIG_MISSING_KEY', message: `missing required key "${missing}"`, hint: `add "${missing}"` };
+        input = {
+          code: 'CONFIG_MISSING_KEY',
+          message: `missing required key "${missing}"`,
+          hint: `add "${missing}"`,
+        };
         break;
       }
       case 'oneOf': {
@@ -88,7 +104,9 @@ function translate(
         break;
       }
       case 'enum': {
-        const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ');
+        const allowed = (e.params as { allowedValues: unknown[] }).allowedValues
+          .map((v) => JSON.stringify(v))
+          .join(', ');
         input = { code: 'CONFIG_INVALID_VALUE', message: `must be one of ${allowed}` };
         break;
       }
@@ -97,8 +115,14 @@ function translate(
       case 'pattern': {
         const name = e.propertyName;
         input = name
-          ? { code: 'CONFIG_INVALID_VALUE', message: `name "${name}" must match ${(e.params as { pattern: string }).pattern}` }
-          : { code: 'CONFIG_INVALID_VALUE', message: `must match ${(e.params as { pattern: string }).pattern}` };
+          ? {
+              code: 'CONFIG_INVALID_VALUE',
+              message: `name "${name}" must match ${(e.params as { pattern: string }).pattern}`,
+            }
+          : {
+              code: 'CONFIG_INVALID_VALUE',
+              message: `must match ${(e.params as { pattern: string }).pattern}`,
+            };
         break;
       }
       default:
@@ -111,23 +135,35 @@ function translate(
       issues.push(issue);
     }
   }
-  return issues;
+  // Source order reads best.
+  return issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
 }
 
 // Explains a failed `oneOf` (schedules): which keys were expected and which were given.
 function oneOfMessage(e: ErrorObject, root: unknown): Omit<IssueInput, 'scope'> {
   const target = pointerToSegments(e.instancePath, root).reduce<unknown>(
-    (cur, k) => (cur !== null && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[k] : undefined),
+    (cur, k) =>
+      cur !== null && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[k] : undefined,
     root,
   );
-  const branches = (e.schema as { required?: string[] }[]).map((b) => b.required?.[0]).filter((k): k is string => !!k);
-  const given = target && typeof target === 'object' ? Object.keys(target).filter((k) => branches.includes(k)) : [];
+  const branches = (e.schema as { required?: string[] }[])
+    .map((b) => b.required?.[0])
+    .filter((k): k is string => !!k);
+  const given =
+    target && typeof target === 'object' ? Object.keys(target).filter((k) => branches.includes(k)) : [];
   if (given.length === 1) {
-    return { code: 'CONFIG_INVALID_VALUE', message: `invalid "${given[0]}" schedule`, hint: scheduleHint(given[0]!) };
+    return {
+      code: 'CONFIG_INVALID_VALUE',
+      message: `invalid "${given[0]}" schedule`,
+      hint: scheduleHint(given[0]!),
+    };
   }
   return {
     code: 'CONFIG_INVALID_VALUE',
-    message: given.length === 0 ? `needs exactly one of ${branches.join(', ')}` : `has ${given.join(' and ')}; exactly one of ${branches.join(', ')} is allowed`,
+    message:
+      given.length === 0
+        ? `needs exactly one of ${branches.join(', ')}`
+        : `has ${given.join(' and ')}; exactly one of ${branches.join(', ')} is allowed`,
     hint: `keep exactly one of ${branches.join(', ')}`,
   };
 }

@@ -1,0 +1,269 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+import { changedPaths, diff } from './diff.js';
+import { createSnapshotStore, SnapshotVersionError } from './store.js';
+import { agentYaml, baseFiles, tempConfig, type TempDir } from './test-helpers.js';
+
+let dirs: TempDir[] = [];
+afterEach(() => {
+  for (const d of dirs) d.cleanup();
+  dirs = [];
+});
+
+/** Loads `files`, edits one file, reloads: returns both results. */
+function reloadAfter(
+  files: Record<string, string>,
+  edit: (d: TempDir) => void,
+  env: Record<string, string> = {},
+) {
+  const d = tempConfig(files);
+  dirs.push(d);
+  const first = loadConfig(d.config, { cwd: d.root, env });
+  expect(first.errors).toEqual([]);
+  edit(d);
+  const second = loadConfig(d.config, { cwd: d.root, env, previous: first.snapshot });
+  return { d, first, second };
+}
+
+const agentWith = (find: string, repl: string): string => agentYaml().replace(find, () => repl);
+
+describe('diff classifies each changed field', () => {
+  const hot: [string, (d: TempDir) => void, string][] = [
+    [
+      'allowed_tools',
+      (d) => d.write('agents.d/a.yaml', agentWith('allowed_tools: ["*"]', 'allowed_tools: [send_message]')),
+      'inbound_bindings[0].allowed_tools',
+    ],
+    [
+      'outbound_allowlist',
+      (d) => d.write('agents.d/a.yaml', agentWith('log: [op]', 'log: [op, other]')),
+      'inbound_bindings[0].outbound_allowlist.log',
+    ],
+    [
+      'system_prompt_extra',
+      (d) => d.write('agents.d/a.yaml', agentYaml('', '    system_prompt_extra: be brief\n')),
+      'inbound_bindings[0].system_prompt_extra',
+    ],
+    [
+      'system_prompt',
+      (d) => d.write('agents.d/a.yaml', agentWith('system_prompt: hello', 'system_prompt: bye')),
+      'system_prompt',
+    ],
+    ['model name', (d) => d.write('agents.d/a.yaml', agentWith('name: m1', 'name: m2')), 'model.name'],
+    [
+      'api_key',
+      (d) =>
+        d.write(
+          'llm.yaml',
+          'providers:\n  main:\n    type: openai\n    base_url: http://127.0.0.1:1/v1\n    api_key: key-two-5678\n',
+        ),
+      'llm.providers.main.api_key',
+    ],
+    [
+      'base_url',
+      (d) =>
+        d.write(
+          'llm.yaml',
+          'providers:\n  main:\n    type: openai\n    base_url: http://127.0.0.1:2/v1\n    api_key: key-one-1234\n',
+        ),
+      'llm.providers.main.base_url',
+    ],
+  ];
+  it.each(hot)('%s is hot and applied', (_name, edit, field) => {
+    const { second } = reloadAfter(baseFiles(), edit);
+    expect(second.diff!.agents[0]!.changes).toEqual([{ field, class: 'hot' }]);
+    expect(second.restartRequired).toEqual([]);
+    expect(second.applied).toEqual(['a']);
+    expect(second.snapshot!.version).toBe(2);
+    expect(second.snapshot!.agents.get('a')!.version).toBe(2);
+  });
+
+  const restartAgent: [string, string][] = [
+    ['workspace', 'workspace: ./elsewhere/ws\n'],
+    ['skills_dir', 'skills_dir: ./elsewhere/skills\n'],
+    ['transcripts_dir', 'transcripts_dir: ./elsewhere/tr\n'],
+  ];
+  it.each(restartAgent)('%s needs a restart: reported, not applied, the rest applies', (field, line) => {
+    const { first, second } = reloadAfter(baseFiles(), (d) =>
+      d.write('agents.d/a.yaml', agentWith('system_prompt: hello', 'system_prompt: bye') + line),
+    );
+    expect(second.restartRequired).toEqual([{ agentId: 'a', field }]);
+    const before = first.snapshot!.agents.get('a')!;
+    const after = second.snapshot!.agents.get('a')!;
+    expect(after.definition.system_prompt).toBe('bye');
+    expect([after.workspace, after.skillsDir, after.transcriptsDir]).toEqual([
+      before.workspace,
+      before.skillsDir,
+      before.transcriptsDir,
+    ]);
+    expect(after.definition[field as 'workspace']).toBeUndefined();
+  });
+
+  it('an agent added or removed needs a restart and is not applied', () => {
+    const { second } = reloadAfter(baseFiles({ a: agentYaml(), b: agentYaml() }), (d) => {
+      d.remove('agents.d/b.yaml');
+      d.write('agents.d/c.yaml', agentYaml());
+    });
+    expect(second.restartRequired).toEqual([
+      { agentId: 'b', field: 'agent removed' },
+      { agentId: 'c', field: 'agent added' },
+    ]);
+    expect([...second.snapshot!.agents.keys()].sort()).toEqual(['a', 'b']);
+    expect(second.snapshot!.agents.get('b')!.version).toBe(1);
+    expect(second.applied).toEqual(['a']);
+  });
+
+  const restartGlobal: [string, (d: TempDir) => void, string][] = [
+    ['broker.yaml', (d) => d.write('broker.yaml', 'kind: nats\n'), 'broker.yaml kind'],
+    ['memory.yaml', (d) => d.write('memory.yaml', 'max_messages: 5\n'), 'memory.yaml max_messages'],
+    [
+      'plugin instance block',
+      (d) => d.write('plugins/log.yaml', 'instances:\n  default: {}\n  second: {}\n'),
+      'plugins/log.yaml instances.second',
+    ],
+    [
+      'metrics listener',
+      (d) => d.write('runtime.yaml', 'metrics:\n  listen: 127.0.0.1:9999\n'),
+      'runtime.yaml metrics.listen',
+    ],
+  ];
+  it.each(restartGlobal)('%s needs a restart and keeps running as it was', (_name, edit, field) => {
+    const { first, second } = reloadAfter(baseFiles(), edit);
+    expect(second.restartRequired).toEqual([{ field }]);
+    expect(second.snapshot!.broker).toEqual(first.snapshot!.broker);
+    expect(second.snapshot!.memory).toEqual(first.snapshot!.memory);
+    expect(second.snapshot!.runtime.metrics).toEqual(first.snapshot!.runtime.metrics);
+    expect(Object.keys(second.snapshot!.plugins.get('log')!.instances)).toEqual(['default']);
+    expect(second.applied).toEqual(['a']);
+  });
+
+  it('a rotated secret inside a plugin instance is hot (credentials), not a restart', () => {
+    const d = tempConfig({
+      ...baseFiles(),
+      'plugins/log.yaml': 'instances:\n  default:\n    token: ${file:tok}\n',
+    });
+    dirs.push(d);
+    d.write('../tok', 'token-one-1111', 0o600);
+    const first = loadConfig(d.config, { cwd: d.root, env: {} });
+    expect(first.errors).toEqual([]);
+    d.write('../tok', 'token-two-2222', 0o600);
+    const second = loadConfig(d.config, { cwd: d.root, env: {}, previous: first.snapshot });
+    expect(second.restartRequired).toEqual([]);
+    expect(second.diff!.global).toEqual([
+      { field: 'plugins/log.yaml instances.default (credentials)', class: 'hot' },
+    ]);
+    expect(second.snapshot!.plugins.get('log')!.instances.default).toEqual({ token: 'token-two-2222' });
+  });
+
+  it('runtime log level is hot', () => {
+    const { second } = reloadAfter(baseFiles(), (d) => d.write('runtime.yaml', 'log:\n  level: debug\n'));
+    expect(second.diff!.global).toEqual([{ field: 'runtime.yaml log.level', class: 'hot' }]);
+    expect(second.snapshot!.runtime.log.level).toBe('debug');
+  });
+});
+
+describe('reload versions', () => {
+  it('an invalid agent keeps its previous definition and version; valid ones move on', () => {
+    const { second } = reloadAfter(baseFiles({ a: agentYaml(), b: agentYaml(), c: agentYaml() }), (d) => {
+      d.write('agents.d/a.yaml', agentWith('system_prompt: hello', 'system_prompt: new'));
+      d.write('agents.d/b.yaml', 'model: [broken');
+    });
+    expect(second.applied).toEqual(['a', 'c']);
+    expect(second.rejected.map((r) => r.agentId)).toEqual(['b']);
+    const s = second.snapshot!;
+    expect(s.version).toBe(2);
+    expect([s.agents.get('a')!.version, s.agents.get('b')!.version, s.agents.get('c')!.version]).toEqual([
+      2, 1, 2,
+    ]);
+    expect(s.agents.get('b')!.definition.system_prompt).toBe('hello');
+  });
+
+  it('no new version when every agent is rejected', () => {
+    const { second } = reloadAfter(baseFiles(), (d) => d.write('agents.d/a.yaml', 'nope: 1\n'));
+    expect(second.snapshot).toBeNull();
+    expect(second.applied).toEqual([]);
+    expect(second.rejected[0]!.issues.map((i) => i.code)).toContain('CONFIG_UNKNOWN_KEY');
+  });
+
+  it('a fatal global error rejects the whole reload and names the file', () => {
+    const { second } = reloadAfter(baseFiles(), (d) => d.write('runtime.yaml', 'reload: {enabled: maybe}\n'));
+    expect(second.snapshot).toBeNull();
+    expect(second.rejected).toEqual([
+      { agentId: 'a', reason: expect.stringContaining('runtime.yaml:1:'), issues: expect.any(Array) },
+    ]);
+  });
+
+  it('an old provider stays for an agent that keeps its old definition', () => {
+    const { second } = reloadAfter(baseFiles({ a: agentYaml(), b: agentYaml() }), (d) => {
+      d.write(
+        'llm.yaml',
+        'providers:\n  other:\n    type: anthropic\n    base_url: http://127.0.0.1:3\n    api_key: key-3333\n',
+      );
+      d.write('agents.d/a.yaml', agentWith('provider: main', 'provider: other'));
+    });
+    expect(second.applied).toEqual(['a']);
+    expect(second.snapshot!.agents.get('b')!.version).toBe(1);
+    expect(second.snapshot!.provider('main')?.base_url).toBe('http://127.0.0.1:1/v1');
+    expect(second.snapshot!.provider('other')?.type).toBe('anthropic');
+  });
+
+  it('tells an unchanged directory from a changed one by content, secrets included', () => {
+    const files = {
+      ...baseFiles(),
+      'llm.yaml':
+        'providers:\n  main:\n    type: openai\n    base_url: http://x/v1\n    api_key: ${file:k}\n',
+    };
+    const d = tempConfig(files);
+    dirs.push(d);
+    d.write('../k', 'key-aaaa', 0o600);
+    const one = loadConfig(d.config, { cwd: d.root, env: {} });
+    const two = loadConfig(d.config, { cwd: d.root, env: {}, previous: one.snapshot });
+    expect(two.unchanged).toBe(true);
+    d.write('../k', 'key-bbbb', 0o600);
+    const three = loadConfig(d.config, { cwd: d.root, env: {}, previous: two.snapshot });
+    expect(three.unchanged).toBe(false);
+    expect(three.snapshot!.redact('key-aaaa key-bbbb')).toBe('[redacted] [redacted]');
+  });
+});
+
+describe('changedPaths', () => {
+  it.each([
+    [{ a: 1 }, { a: 1 }, []],
+    [{ a: 1 }, { a: 2 }, ['a']],
+    [{ a: { b: [1, 2] } }, { a: { b: [1, 3] } }, ['a.b']],
+    [{ l: [{ x: 1 }, { x: 2 }] }, { l: [{ x: 1 }, { x: 3 }, { x: 4 }] }, ['l[1].x', 'l[2]']],
+    [{ a: 1 }, { b: 1 }, ['a', 'b']],
+  ])('%j -> %j', (a, b, paths) => {
+    expect(changedPaths(a, b)).toEqual(paths);
+  });
+
+  it('is pure: same inputs, same output, inputs untouched', () => {
+    const d = tempConfig(baseFiles());
+    dirs.push(d);
+    const s = loadConfig(d.config, { cwd: d.root, env: {} }).snapshot!;
+    expect(diff(s, s)).toEqual({ agents: [{ agentId: 'a', status: 'unchanged', changes: [] }], global: [] });
+  });
+});
+
+describe('snapshot store', () => {
+  it('swaps atomically, refuses older versions and tells subscribers', () => {
+    const d = tempConfig(baseFiles());
+    dirs.push(d);
+    const one = loadConfig(d.config, { cwd: d.root, env: {} }).snapshot!;
+    d.write('agents.d/a.yaml', agentWith('name: m1', 'name: m9'));
+    const two = loadConfig(d.config, { cwd: d.root, env: {}, previous: one }).snapshot!;
+    const errors: unknown[] = [];
+    const store = createSnapshotStore(one, (e) => errors.push(e));
+    const seen: number[] = [];
+    store.subscribe(() => {
+      throw new Error('listener bug');
+    });
+    store.subscribe((next, prev) => seen.push(prev.version, next.version));
+    expect(store.swap(two)).toBe(one);
+    expect(store.current()).toBe(two);
+    expect(seen).toEqual([1, 2]);
+    expect(errors).toHaveLength(1);
+    expect(() => store.swap(one)).toThrow(SnapshotVersionError);
+    expect(store.current()).toBe(two);
+  });
+});
