@@ -120,7 +120,7 @@ export class LocalBus implements Broker {
   }
 
   /** Request with an encoded body; resolves with the encoded answer. */
-  requestRaw(subject: string, text: string, timeoutMs: number): Promise<string> {
+  requestRaw(subject: string, text: string, timeoutMs: number, signal?: AbortSignal): Promise<string> {
     this.assertOpen();
     assertSubject(subject, false);
     if (!this.hasInterest(subject)) return Promise.reject(noRespondersError(subject));
@@ -147,6 +147,13 @@ export class LocalBus implements Broker {
       });
       const timer = setTimeout(() => entry.fail(timeoutError(subject, timeoutMs)), timeoutMs);
       this.pending.add(entry);
+      signal?.addEventListener(
+        'abort',
+        () => entry.fail(new BrokerError('BROKER_CLOSED', 'request cancelled')),
+        {
+          once: true,
+        },
+      );
       this.publishRaw(subject, text, inbox);
     });
   }

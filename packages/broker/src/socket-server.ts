@@ -112,31 +112,30 @@ class Connection {
       }
       case 'req': {
         const id = expectId(f.id, 'id');
-        if (this.requests.has(id))
+        if (this.requests.has(id)) {
           throw new BrokerError('BROKER_BAD_FRAME', `request id ${id} is already in use`);
+        }
         // The client times out by itself and cancels; this is only a backstop, a little later.
         const asked =
           typeof f.timeout_ms === 'number' && f.timeout_ms > 0 ? f.timeout_ms : MAX_REMOTE_REQUEST_MS;
-        let cancelled = false;
-        this.requests.set(id, () => {
-          cancelled = true;
-        });
-        this.bus
-          .requestRaw(
-            f.subject as string,
-            encodePayload(f.data),
-            Math.min(asked + 1000, MAX_REMOTE_REQUEST_MS),
-          )
-          .then(
-            (answer) => {
-              this.requests.delete(id);
-              if (!cancelled) this.send({ op: 'res', id }, answer);
-            },
-            (err: unknown) => {
-              this.requests.delete(id);
-              if (!cancelled) this.sendError(err, id);
-            },
-          );
+        const abort = new AbortController();
+        const answer = this.bus.requestRaw(
+          f.subject as string,
+          encodePayload(f.data),
+          Math.min(asked + 1000, MAX_REMOTE_REQUEST_MS),
+          abort.signal,
+        );
+        this.requests.set(id, () => abort.abort());
+        answer.then(
+          (text) => {
+            this.requests.delete(id);
+            this.send({ op: 'res', id }, text);
+          },
+          (err: unknown) => {
+            this.requests.delete(id);
+            if (!abort.signal.aborted) this.sendError(err, id);
+          },
+        );
         return;
       }
       case 'cancel': {

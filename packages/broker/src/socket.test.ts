@@ -274,6 +274,26 @@ describe('local broker socket: frame protocol', () => {
     expect(raw.frames).toHaveLength(2);
   });
 
+  it('a cancelled request gets no answer, even when the responder replies later', async () => {
+    const b = await daemon();
+    const held: string[] = [];
+    b.subscribe('svc.later', (msg) => {
+      held.push(msg.reply as string);
+    });
+    const raw = await rawConnection();
+    raw.sock.write('{"op":"req","id":5,"subject":"svc.later","timeout_ms":60000,"data":1}\n');
+    await vi.waitFor(() => expect(held).toHaveLength(1));
+    raw.sock.write('{"op":"cancel","id":5}\n{"op":"ping","id":6}\n');
+    await raw.next(1);
+    await b.publish(held[0] as string, 'too late');
+    raw.sock.write('{"op":"ping","id":7}\n');
+    await raw.next(2);
+    expect(raw.frames).toEqual([
+      { op: 'pong', id: 6 },
+      { op: 'pong', id: 7 },
+    ]);
+  });
+
   it('reassembles a frame split across writes, even inside a multi-byte character', async () => {
     const b = await daemon();
     b.subscribe('svc.echo', async (msg) => b.publish(msg.reply as string, msg.data));
