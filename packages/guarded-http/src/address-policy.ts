@@ -220,7 +220,11 @@ function parseLiteral(input: string): V4 | V6 | undefined {
   if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1);
   const zone = s.indexOf('%');
   if (zone !== -1 && s.includes(':')) s = s.slice(0, zone);
-  if (isIP(s) !== 0) return ipaddr.parse(s);
+  if (isIP(s) === 4) return ipaddr.IPv4.parse(s);
+  if (isIP(s) === 6) {
+    // ipaddr.js reads `::127.0.0.1` as IPv4-mapped; WHATWG URL renders the true hextets first.
+    return ipaddr.IPv6.parse(new URL(`http://[${s}]/`).hostname.slice(1, -1));
+  }
   if (s === '' || s.includes(':') || /[^0-9a-fA-FxX.]/.test(s)) return undefined;
   try {
     const host = new URL(`http://${s}/`).hostname;

@@ -5,6 +5,8 @@
 const DELTA_SECONDS = /^\d+$/;
 // IMF-fixdate, obsolete RFC 850 and asctime forms all start with a day name.
 const HTTP_DATE = /^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /i;
+// asctime carries no zone but means GMT; Date.parse would read it as local time.
+const ASCTIME = /^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d\d:\d\d:\d\d \d{4}$/;
 
 /**
  * Milliseconds to wait according to a `Retry-After` value, relative to `now`. A date in the past
@@ -22,7 +24,7 @@ export function parseRetryAfter(
     return Number.isSafeInteger(seconds) ? seconds * 1000 : Number.MAX_SAFE_INTEGER;
   }
   if (!HTTP_DATE.test(v)) return undefined;
-  const at = Date.parse(v);
+  const at = Date.parse(ASCTIME.test(v) ? `${v} GMT` : v);
   if (Number.isNaN(at)) return undefined;
   const nowMs = typeof now === 'number' ? now : now.getTime();
   return Math.max(0, at - nowMs);
