@@ -303,8 +303,15 @@ class ChatBChannelInstance implements ChatBInstance {
         await backoff(e.retryAfterSecs);
         continue;
       }
+      if (!Array.isArray(updates)) {
+        this.log.warn('channel poll failed', { err: 'getUpdates answered without a result list' });
+        await backoff();
+        continue;
+      }
       failures = 0;
-      if (!Array.isArray(updates)) continue;
+      // Short polling (timeout 0) answers at once: pace it instead of spinning.
+      if (updates.length === 0 && c.pollTimeoutSecs === 0)
+        await this.clock.sleep(1000, signal).catch(() => {});
       for (const update of updates) {
         if (signal.aborted) break;
         if (!isRecord(update) || !Number.isSafeInteger(update.update_id)) continue;
