@@ -1,2 +1,16 @@
-/** Not implemented yet. */
-export const notImplemented = true;
+export {
+  parseFeed,
+  SUMMARY_MAX_CHARS,
+  ID_MAX_CHARS,
+  type FeedItem,
+  type FeedFormat,
+  type ParsedFeed,
+  type ParseFeedOptions,
+  type ParseFeedResult,
+  type FeedParseErrorCode,
+} from './feed.js';
+export { orderOldestFirst } from './order.js';
+export { rssTemplateFields, RSS_PLACEHOLDERS, type RssPlaceholder } from './template.js';
+export { parseFeedDate } from './dates.js';
+export { decodeBody, type DecodedBody } from './charset.js';
+export { htmlToText, decodeEntities } from './text.js';

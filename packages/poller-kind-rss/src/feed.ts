@@ -1,0 +1,527 @@
+import { createHash } from 'node:crypto';
+import {
+  DetectError,
+  MalformedError,
+  ParseError,
+  parseAtomFeed,
+  parseFeed as parseAnyFeed,
+  parseRdfFeed,
+  parseRssFeed,
+  type AnyFeed,
+  type AtomFeed,
+  type JsonFeed,
+  type RdfFeed,
+  type RssFeed,
+} from 'feedsmith';
+import { decodeBody } from './charset.js';
+import { parseFeedDate } from './dates.js';
+import { collapseWhitespace, decodeEntities, htmlToText, plainText, truncateText } from './text.js';
+
+/** One entry of a feed, normalised across RSS, Atom, RDF and JSON Feed. */
+export interface FeedItem {
+  /** Stable identity used for de-duplication; unique within one parse result. See the README for the rules. */
+  id: string;
+  /** Plain text (entities decoded, tags stripped, whitespace collapsed); never empty. */
+  title: string;
+  /** Absolute `http:`/`https:` URL, resolved against xml:base, the site link and the feed URL. */
+  link?: string;
+  /** When the item was published (or last updated when that is all the feed says). */
+  published?: Date | undefined;
+  /** Plain-text summary, at most {@link SUMMARY_MAX_CHARS} characters. */
+  summary?: string;
+  /** Display name of the author (an e-mail address when that is all there is). */
+  author?: string;
+}
+
+export type FeedFormat = 'rss' | 'atom' | 'rdf' | 'json';
+
+export interface ParsedFeed {
+  /** Plain-text feed title, when the feed has one. */
+  title?: string;
+  format: FeedFormat;
+  /** Items in document order. Use `orderOldestFirst` to get dispatch order. */
+  items: FeedItem[];
+}
+
+export interface ParseFeedOptions {
+  /** The response's Content-Type header; its `charset=` parameter is honoured. */
+  contentType?: string | undefined;
+  /** The URL the body was fetched from (after redirects): the last base for relative links. */
+  baseUrl: string;
+}
+
+/** Why a body could not be read as a feed. Stable strings; see the README's error table. */
+export type FeedParseErrorCode =
+  | 'FEED_BODY_INVALID'
+  | 'FEED_EMPTY'
+  | 'FEED_HTML_PAGE'
+  | 'FEED_UNRECOGNIZED'
+  | 'FEED_MALFORMED'
+  | 'FEED_PARSE_FAILED';
+
+export type ParseFeedResult =
+  | { ok: true; feed: ParsedFeed; /** The character encoding used to read the body. */ encoding: string }
+  | { ok: false; code: FeedParseErrorCode; error: string };
+
+/** Summaries are cut to this many characters (they end up in chat messages). */
+export const SUMMARY_MAX_CHARS = 1000;
+/** Guids/ids longer than this are replaced by `h:` + their SHA-256 (keeps the seen-id store small). */
+export const ID_MAX_CHARS = 512;
+const TITLE_FROM_SUMMARY_CHARS = 120;
+const UNTITLED = '(untitled)';
+
+// ---------------------------------------------------------------------------------------------------------
+// Prolog inspection: refuse HTML pages, drop the DOCTYPE (entities are never expanded; fast-xml-parser would
+// otherwise reject documents that merely declare external entities), find the root element.
+
+type Prolog =
+  { kind: 'html' } | { kind: 'xml'; text: string; root: string } | { kind: 'empty' } | { kind: 'none' };
+
+const FEED_ROOTS = new Set(['rss', 'feed', 'rdf', 'channel']);
+
+function findDoctypeEnd(text: string, start: number): number {
+  let depth = 0;
+  let quote = '';
+  for (let index = start; index < text.length; index++) {
+    const char = text[index];
+    if (quote) {
+      if (char === quote) quote = '';
+    } else if (char === '"' || char === "'") {
+      quote = char;
+    } else if (char === '[') {
+      depth++;
+    } else if (char === ']') {
+      depth--;
+    } else if (char === '>' && depth <= 0) {
+      return index;
+    }
+  }
+  return text.length - 1;
+}
+
+function inspectProlog(input: string): Prolog {
+  let text = input;
+  let index = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  let htmlDoctype = false;
+  for (;;) {
+    while (index < text.length && /\s/.test(text[index] ?? '')) index++;
+    if (index >= text.length) return { kind: 'empty' };
+    if (text.startsWith('<?', index)) {
+      const end = text.indexOf('?>', index + 2);
+      if (end === -1) return { kind: 'none' };
+      index = end + 2;
+    } else if (text.startsWith('<!--', index)) {
+      const end = text.indexOf('-->', index + 4);
+      if (end === -1) return { kind: 'none' };
+      index = end + 3;
+    } else if (text.slice(index, index + 9).toUpperCase() === '<!DOCTYPE') {
+      const end = findDoctypeEnd(text, index + 9);
+      if (/^<!DOCTYPE\s+html\b/i.test(text.slice(index, index + 20))) htmlDoctype = true;
+      text = text.slice(0, index) + text.slice(end + 1);
+    } else if (text[index] === '<') {
+      const match = /^<([A-Za-z_][\w.:-]*)/.exec(text.slice(index, index + 200));
+      if (!match?.[1]) return { kind: 'none' };
+      const name = match[1];
+      const local = name.slice(name.indexOf(':') + 1).toLowerCase();
+      if (local === 'html' || local === 'head' || local === 'body') return { kind: 'html' };
+      // An HTML doctype in front of a feed root happens (copy-pasted templates): the root decides.
+      if (htmlDoctype && !FEED_ROOTS.has(local)) return { kind: 'html' };
+      return { kind: 'xml', text: repairTruncatedEnd(text), root: local };
+    } else {
+      return { kind: 'none' };
+    }
+  }
+}
+
+/** A body cut right inside its last closing tag (`…</rss`) is completed; nothing else is repaired. */
+function repairTruncatedEnd(text: string): string {
+  const tail = text.slice(-200).trimEnd();
+  return /<\/[A-Za-z_][\w.:-]*$/.test(tail) ? `${text.trimEnd()}>` : text;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// URL helpers
+
+function absoluteUrl(ref: string | undefined, base: string | undefined): string | undefined {
+  if (ref === undefined) return undefined;
+  const trimmed = ref.trim();
+  if (trimmed === '') return undefined;
+  try {
+    return new URL(trimmed, base).href;
+  } catch {
+    return undefined;
+  }
+}
+
+function httpUrl(ref: string | undefined, base: string | undefined): string | undefined {
+  const url = absoluteUrl(ref, base);
+  return url !== undefined && /^https?:\/\//i.test(url) ? url : undefined;
+}
+
+function absoluteHttpUrl(ref: string | undefined): string | undefined {
+  return ref !== undefined && /^\s*https?:\/\//i.test(ref) ? httpUrl(ref, undefined) : undefined;
+}
+
+/** Resolves an xml:base against the outer base; an unusable xml:base leaves the outer base in force. */
+function withXmlBase(xmlBase: string | undefined, outer: string | undefined): string | undefined {
+  return absoluteUrl(xmlBase, outer) ?? outer;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Field helpers
+
+type TextKind = 'text' | 'html';
+
+function cleanText(value: unknown, kind: TextKind): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const text = kind === 'html' ? htmlToText(value) : plainText(value);
+  return text === '' ? undefined : text;
+}
+
+/** RSS/RDF fields are routinely HTML-escaped one level deeper than XML: decode once more, no tag stripping. */
+function escapedText(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const text = collapseWhitespace(decodeEntities(value));
+  return text === '' ? undefined : text;
+}
+
+const BASE64_RE = /^[A-Za-z0-9+/\s]+={0,2}\s*$/;
+
+/** Atom text construct (RFC 4287 §3.1) or `atom:content` → plain text. */
+function atomText(construct: AtomFeed.Text | AtomFeed.Content | undefined): string | undefined {
+  if (!construct || typeof construct.value !== 'string') return undefined;
+  const type = (construct.type ?? '').trim().toLowerCase();
+  if (type === '' || type === 'text' || type === 'text/plain') return cleanText(construct.value, 'text');
+  if (type === 'html' || type === 'xhtml' || type.includes('html')) return cleanText(construct.value, 'html');
+  if (type.startsWith('text/') || type.endsWith('+xml') || type.endsWith('/xml')) {
+    return cleanText(construct.value, 'text');
+  }
+  // Any other media type carries base64 (RFC 4287 §4.1.3.3 rule 5).
+  if (BASE64_RE.test(construct.value)) {
+    const decoded = Buffer.from(construct.value.replace(/\s+/g, ''), 'base64').toString('utf8');
+    return cleanText(decoded, 'text');
+  }
+  return cleanText(construct.value, 'text');
+}
+
+/** "jane@example.com (Jane Doe)" → "Jane Doe"; anything else unchanged. */
+function personName(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const match = /^\S+@\S+\s*\(([^()]{1,200})\)$/.exec(value);
+  return match?.[1]?.trim() || value;
+}
+
+function firstString(values: readonly unknown[] | undefined): string | undefined {
+  return values?.find((value): value is string => typeof value === 'string' && value.trim() !== '');
+}
+
+function firstDate(...candidates: unknown[]): Date | undefined {
+  for (const candidate of candidates) {
+    const date = parseFeedDate(candidate);
+    if (date) return date;
+  }
+  return undefined;
+}
+
+function trimmedId(value: unknown): string | undefined {
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  if (typeof value !== 'string') return undefined;
+  const id = value.trim();
+  return id === '' ? undefined : id;
+}
+
+function isAlternate(link: AtomFeed.Link<string>): boolean {
+  return !link.rel || link.rel.toLowerCase() === 'alternate';
+}
+
+function isHtml(link: AtomFeed.Link<string>): boolean {
+  return !link.type || link.type.toLowerCase().includes('html');
+}
+
+function pickAtomLink(links: readonly AtomFeed.Link<string>[] | undefined): string | undefined {
+  const usable = (links ?? []).filter((link) => typeof link.href === 'string' && link.href.trim() !== '');
+  return (usable.find((link) => isAlternate(link) && isHtml(link)) ?? usable.find(isAlternate) ?? undefined)
+    ?.href;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Per-format normalisation. Each produces draft items: the id is only a candidate (guid/id), links resolved.
+
+interface DraftItem {
+  guid?: string | undefined;
+  link?: string | undefined;
+  title?: string | undefined;
+  published?: Date | undefined;
+  summary?: string | undefined;
+  author?: string | undefined;
+}
+
+interface DraftFeed {
+  title?: string | undefined;
+  items: DraftItem[];
+}
+
+function siteBase(siteLink: string | undefined, base: string | undefined): string | undefined {
+  return httpUrl(siteLink, base) ?? base;
+}
+
+function fromRss(feed: RssFeed.Feed<string>, baseUrl: string | undefined): DraftFeed {
+  // Relative links in RSS are relative to the site (channel <link>) more often than to the feed file.
+  const feedBase = siteBase(feed.link, withXmlBase(feed.xml?.base, baseUrl));
+  const items = (feed.items ?? []).map((item): DraftItem => {
+    const base = withXmlBase(item.xml?.base, feedBase);
+    const guid = trimmedId(item.guid?.value);
+    // A permalink guid doubles as the link, but only when it already is an absolute web URL.
+    const guidLink = item.guid?.isPermaLink === false ? undefined : absoluteHttpUrl(guid);
+    return {
+      guid,
+      link:
+        httpUrl(item.link, base) ?? httpUrl(pickAtomLink(item.atom?.links), base) ?? guidLink ?? undefined,
+      title: cleanText(item.title ?? firstString(item.dc?.titles), 'html'),
+      published: firstDate(
+        item.pubDate,
+        ...(item.dc?.dates ?? []),
+        ...(item.dcterms?.issued ?? []),
+        ...(item.dcterms?.created ?? []),
+        item.atom?.published,
+        ...(item.dcterms?.modified ?? []),
+        item.atom?.updated,
+      ),
+      summary: cleanText(item.description ?? item.content?.encoded, 'html'),
+      author:
+        personName(escapedText(item.authors?.[0]?.name ?? item.authors?.[0]?.email)) ??
+        escapedText(firstString(item.dc?.creators)),
+    };
+  });
+  return { title: cleanText(feed.title ?? firstString(feed.dc?.titles), 'html'), items };
+}
+
+function fromRdf(feed: RdfFeed.Feed<string>, baseUrl: string | undefined): DraftFeed {
+  const feedBase = siteBase(feed.link, withXmlBase(feed.xml?.base, baseUrl));
+  const items = (feed.items ?? []).map((item): DraftItem => {
+    const base = withXmlBase(item.xml?.base, feedBase);
+    const about = trimmedId(item.rdf?.about);
+    return {
+      guid: about,
+      link: httpUrl(item.link, base) ?? absoluteHttpUrl(about),
+      title: cleanText(item.title ?? firstString(item.dc?.titles), 'html'),
+      published: firstDate(
+        ...(item.dc?.dates ?? []),
+        ...(item.dcterms?.issued ?? []),
+        ...(item.dcterms?.created ?? []),
+        ...(item.dcterms?.modified ?? []),
+      ),
+      summary: cleanText(item.description ?? item.content?.encoded, 'html'),
+      author: escapedText(firstString(item.dc?.creators)),
+    };
+  });
+  return { title: cleanText(feed.title ?? firstString(feed.dc?.titles), 'html'), items };
+}
+
+function fromAtom(feed: AtomFeed.Feed<string>, baseUrl: string | undefined): DraftFeed {
+  // Atom follows XML Base (RFC 4287 §2): entry xml:base, then feed xml:base, then the document URL.
+  const feedBase = withXmlBase(feed.xml?.base, baseUrl);
+  const feedAuthor = feed.authors?.find((person) => person.name)?.name;
+  const items = (feed.entries ?? []).map((entry): DraftItem => {
+    const base = withXmlBase(entry.xml?.base, feedBase);
+    const content = entry.content?.src ? undefined : entry.content;
+    return {
+      guid: trimmedId(entry.id),
+      link: httpUrl(pickAtomLink(entry.links), base),
+      title: atomText(entry.title),
+      published: firstDate(entry.published, entry.updated, ...(entry.dc?.dates ?? [])),
+      summary: atomText(entry.summary) ?? atomText(content),
+      author: plainTextOrUndefined(
+        entry.authors?.find((person) => person.name)?.name ??
+          entry.source?.authors?.find((person) => person.name)?.name ??
+          feedAuthor ??
+          firstString(entry.dc?.creators),
+      ),
+    };
+  });
+  return { title: atomText(feed.title), items };
+}
+
+function fromJson(feed: JsonFeed.Feed<string>, baseUrl: string | undefined): DraftFeed {
+  const feedBase = siteBase(feed.home_page_url, baseUrl);
+  const feedAuthor = feed.authors?.find((author) => author.name)?.name;
+  const items = (feed.items ?? []).map((item): DraftItem => ({
+    guid: trimmedId(item.id),
+    link: httpUrl(item.url, feedBase) ?? httpUrl(item.external_url, feedBase),
+    // JSON Feed titles and summaries are plain text by definition; only content_html is HTML.
+    title: cleanText(item.title, 'text'),
+    published: firstDate(item.date_published, item.date_modified),
+    summary:
+      cleanText(item.summary, 'text') ??
+      cleanText(item.content_text, 'text') ??
+      cleanText(item.content_html, 'html'),
+    author: plainTextOrUndefined(item.authors?.find((author) => author.name)?.name ?? feedAuthor),
+  }));
+  return { title: cleanText(feed.title, 'text'), items };
+}
+
+function plainTextOrUndefined(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : cleanText(value, 'text');
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Identity
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+function contentKey(item: DraftItem, withLink: boolean): string {
+  const parts = [item.title ?? '', item.published?.toISOString() ?? '', item.summary ?? ''];
+  if (withLink) parts.push(item.link ?? '');
+  return parts.join('\n');
+}
+
+/**
+ * guid/id → link → `h:` + sha256(title, published, summary). Later items repeating an id already used in
+ * this feed get `#` + 16 hex digits of their content hash; exact repeats (same id, same content) are dropped.
+ */
+function assignIds(drafts: readonly DraftItem[]): FeedItem[] {
+  const used = new Set<string>();
+  const items: FeedItem[] = [];
+  for (const draft of drafts) {
+    let id = draft.guid ?? draft.link ?? `h:${sha256(contentKey(draft, false))}`;
+    if (id.length > ID_MAX_CHARS) id = `h:${sha256(id)}`;
+    if (used.has(id)) {
+      const disambiguated = `${id}#${sha256(contentKey(draft, true)).slice(0, 16)}`;
+      if (used.has(disambiguated)) continue; // the same item repeated verbatim
+      id = disambiguated;
+    }
+    used.add(id);
+    items.push(toItem(id, draft));
+  }
+  return items;
+}
+
+function toItem(id: string, draft: DraftItem): FeedItem {
+  const summary = draft.summary === undefined ? undefined : truncateText(draft.summary, SUMMARY_MAX_CHARS);
+  const title =
+    draft.title ??
+    (summary === undefined ? undefined : truncateText(summary, TITLE_FROM_SUMMARY_CHARS)) ??
+    draft.link ??
+    UNTITLED;
+  const item: FeedItem = { id, title };
+  if (draft.link !== undefined) item.link = draft.link;
+  if (draft.published !== undefined) item.published = draft.published;
+  if (summary !== undefined) item.summary = summary;
+  if (draft.author !== undefined) item.author = draft.author;
+  return item;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+function failure(code: FeedParseErrorCode, error: string): ParseFeedResult {
+  return { ok: false, code, error };
+}
+
+function describe(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error instanceof Error ? error.message : String(error)}${cause}`.slice(0, 300);
+}
+
+function parseXmlDocument(text: string, root: string): AnyFeed<string> {
+  const byRoot: Record<string, (value: string) => AnyFeed<string>> = {
+    rss: (value) => ({ format: 'rss', feed: parseRssFeed(value) }),
+    feed: (value) => ({ format: 'atom', feed: parseAtomFeed(value) }),
+    rdf: (value) => ({ format: 'rdf', feed: parseRdfFeed(value) }),
+  };
+  const parser = byRoot[root];
+  if (parser) {
+    try {
+      return parser(text);
+    } catch (error) {
+      // A well-formed document of the root's format in which the library found no known element at all
+      // (e.g. an empty `<feed/>`): that is an empty feed, not a broken one.
+      if (error instanceof ParseError) return emptyFeed(root);
+      if (!(error instanceof DetectError)) throw error;
+      // The root says one format but the content did not look like it: let the generic detection try.
+    }
+  }
+  return parseAnyFeed(text);
+}
+
+function emptyFeed(root: string): AnyFeed<string> {
+  if (root === 'feed') return { format: 'atom', feed: {} as AtomFeed.Feed<string> };
+  if (root === 'rdf') return { format: 'rdf', feed: {} as RdfFeed.Feed<string> };
+  return { format: 'rss', feed: {} as RssFeed.Feed<string> };
+}
+
+function parseDecoded(text: string, baseUrl: string | undefined): ParseFeedResult | ParsedFeed {
+  const first = /\S/.exec(text.slice(0, 4096));
+  if (!first) return failure('FEED_EMPTY', 'the response body is empty; the server returned no feed');
+
+  let parsed: AnyFeed<string>;
+  if (first[0] === '{' || first[0] === '[') {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (error) {
+      return failure(
+        'FEED_MALFORMED',
+        `the body starts like JSON but is not valid JSON (${describe(error)})`,
+      );
+    }
+    if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+      return failure('FEED_UNRECOGNIZED', 'the body is JSON but not a JSON Feed object; check the feed URL');
+    }
+    parsed = parseAnyFeed(json);
+  } else {
+    const prolog = inspectProlog(text);
+    if (prolog.kind === 'html') {
+      return failure(
+        'FEED_HTML_PAGE',
+        'the body is an HTML page, not a feed; check that the URL points at the feed itself (not the site) ' +
+          'and that the server is not showing an error or challenge page',
+      );
+    }
+    if (prolog.kind === 'empty') {
+      return failure('FEED_EMPTY', 'the body has no root element; the server returned no feed');
+    }
+    if (prolog.kind === 'none') {
+      return failure('FEED_UNRECOGNIZED', 'the body is neither XML nor JSON; check the feed URL');
+    }
+    parsed = parseXmlDocument(prolog.text, prolog.root);
+  }
+
+  const draft =
+    parsed.format === 'rss'
+      ? fromRss(parsed.feed, baseUrl)
+      : parsed.format === 'atom'
+        ? fromAtom(parsed.feed, baseUrl)
+        : parsed.format === 'rdf'
+          ? fromRdf(parsed.feed, baseUrl)
+          : fromJson(parsed.feed, baseUrl);
+  const feed: ParsedFeed = { format: parsed.format, items: assignIds(draft.items) };
+  if (draft.title !== undefined) feed.title = draft.title;
+  return feed;
+}
+
+/**
+ * Parses an RSS 0.9x/1.0/2.0, Atom 0.3/1.0, RDF or JSON Feed 1.x body. Never throws: every failure is
+ * returned as `{ ok: false, code, error }`. Entities declared in a DTD are never expanded.
+ */
+export function parseFeed(body: Buffer | Uint8Array, options: ParseFeedOptions): ParseFeedResult {
+  try {
+    if (!(body instanceof Uint8Array)) {
+      return failure('FEED_BODY_INVALID', 'the feed body must be a Buffer or Uint8Array');
+    }
+    const baseUrl = absoluteUrl(options?.baseUrl, undefined);
+    const { text, encoding } = decodeBody(body, options?.contentType);
+    const result = parseDecoded(text, baseUrl);
+    if ('ok' in result) return result;
+    return { ok: true, feed: result, encoding };
+  } catch (error) {
+    if (error instanceof DetectError) {
+      return failure('FEED_UNRECOGNIZED', 'the body is not RSS, Atom, RDF or JSON Feed; check the feed URL');
+    }
+    if (error instanceof MalformedError || error instanceof ParseError) {
+      return failure('FEED_MALFORMED', `the feed could not be parsed (${describe(error)})`);
+    }
+    return failure('FEED_PARSE_FAILED', `unexpected failure while parsing the feed (${describe(error)})`);
+  }
+}
