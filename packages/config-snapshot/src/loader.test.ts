@@ -172,11 +172,11 @@ describe('loadConfig', () => {
   });
 });
 
-describe('poller jobs', () => {
-  const pollers = (jobs: string): string => `pollers:\n  breaker_threshold: 3\n  jobs:\n${jobs}`;
-  const job = (id: string, schedule = '{ every_secs: 60 }'): string =>
-    `    - id: ${id}\n      kind: rss\n      agent: a\n      schedule: ${schedule}\n      config: { feed_url: "http://x" }\n`;
+const pollers = (jobs: string): string => `pollers:\n  breaker_threshold: 3\n  jobs:\n${jobs}`;
+const job = (id: string, schedule = '{ every_secs: 60 }'): string =>
+  `    - id: ${id}\n      kind: rss\n      agent: a\n      schedule: ${schedule}\n      config: { feed_url: "http://x" }\n`;
 
+describe('poller jobs', () => {
   it('loads settings with defaults and keeps valid jobs beside invalid ones', () => {
     const d = make({
       ...baseFiles(),
