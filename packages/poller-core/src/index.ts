@@ -1,2 +1,49 @@
-/** Not implemented yet. */
-export const notImplemented = true;
+/**
+ * @agent/poller-core — the stable plugin-author API: define a kind, classify its errors, render
+ * templates. The runner lives in `./runtime`, the SQLite store in `./sqlite`, test helpers in `./testing`.
+ */
+export {
+  baseConfigProperties,
+  canonicalJson,
+  definePollerKind,
+  deliverConfigSchema,
+  isPollerKind,
+  KIND_NAME_PATTERN,
+  POLLER_API_VERSION,
+  POLLER_KIND_BRAND,
+  sourceKeyOf,
+  withBaseConfig,
+  type AgentTool,
+  type JsonValue,
+  type KindTool,
+  type PollerHttp,
+  type PollerKind,
+  type PollerKindDefinition,
+  type PollItem,
+  type ResolvedAccount,
+  type SharedContext,
+  type TickContext,
+  type TickResult,
+  type ToolContext,
+} from './kind.js';
+export {
+  classifyError,
+  classifyHttpStatus,
+  LeaseLostError,
+  PermanentError,
+  POLLER_ERROR_CODES,
+  PollerError,
+  retryAfterOf,
+  safeReason,
+  TransientError,
+  type ErrorClass,
+  type PollerErrorCode,
+  type PollerErrorOptions,
+} from './errors.js';
+export {
+  renderTemplate,
+  templatePlaceholders,
+  TemplateSyntaxError,
+  validateTemplate,
+  type TemplateFields,
+} from './template.js';

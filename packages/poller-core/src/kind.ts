@@ -1,0 +1,260 @@
+/** The plugin API a poller kind implements. Kinds only fetch; the runner owns everything else. */
+import { compileSchema } from '@agent/config-snapshot';
+import type { GuardedRequestOptions, GuardedResponse } from '@agent/guarded-http';
+import type { Logger } from '@agent/log';
+import { PollerError } from './errors.js';
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+
+/** The plugin API generation this package implements; the registry refuses kinds built for another. */
+export const POLLER_API_VERSION = 1 as const;
+/** Brand stamped by `definePollerKind`; a registered symbol, so duplicate package copies agree. */
+export const POLLER_KIND_BRAND: unique symbol = Symbol.for('@agent/poller-kind') as never;
+export const KIND_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+
+/** One thing a tick found. `id` is stable across ticks: it is the dedup key. */
+export interface PollItem {
+  id: string;
+  /** Values for `message_template`; a function is asked per placeholder (unknown: `undefined`). */
+  fields: Readonly<Record<string, string>> | ((placeholder: string) => string | undefined);
+  /** Runs after the delivery was committed (e.g. mark-read). A failure is logged and never repeats the item. */
+  onDelivered?(): Promise<void>;
+}
+
+export interface TickResult {
+  /** Oldest first. Ids already delivered are skipped by the runner. */
+  items: PollItem[];
+  /** The next cursor; committed only once every new item was delivered. Omitted: the cursor is unchanged. */
+  cursor?: JsonValue;
+  /** The source said nothing changed (e.g. HTTP 304): a zero-cost ok tick. */
+  notModified?: boolean;
+}
+
+/** HTTP for a tick: the guarded client with the tick signal and the job's `allow_private_networks`. */
+export interface PollerHttp {
+  request(url: string | URL, options?: GuardedRequestOptions): Promise<GuardedResponse>;
+}
+
+export interface TickContext<Config = Record<string, unknown>, Shared = unknown> {
+  job: { readonly id: string; readonly agent: string; readonly kind: string };
+  /** The validated job config, defaults filled in. */
+  config: Readonly<Config>;
+  /** `null` on the first tick and after `reset`. */
+  cursor: JsonValue | null;
+  /** The (agent, kind) shared resource from `createShared`; `undefined` when the kind has none. */
+  shared: Shared;
+  http: PollerHttp;
+  /** Aborted on lease loss, replace/remove, pause, shutdown and at the tick deadline. */
+  signal: AbortSignal;
+  logger: Logger;
+  now(): Date;
+}
+
+/** A resolved provider account (from `plugins/<credentials>.yaml` `accounts`). */
+export interface ResolvedAccount {
+  /** Account name, as named by the agent's `credentials`. */
+  name: string;
+  /** The account block, secrets resolved. Never log it. */
+  config: Readonly<Record<string, unknown>>;
+}
+
+export interface SharedContext {
+  agentId: string;
+  /** `null` when the kind declares no `credentials`. */
+  account: ResolvedAccount | null;
+  http: PollerHttp;
+  logger: Logger;
+}
+
+export interface ToolContext {
+  agentId: string;
+  logger: Logger;
+  signal: AbortSignal;
+}
+
+/** A tool an agent can call. The agent runtime accepts this shape structurally. */
+export interface AgentTool {
+  name: string;
+  description: string;
+  /** JSON Schema of `args`. */
+  parameters: Readonly<Record<string, unknown>>;
+  handler(args: Record<string, unknown>, ctx: ToolContext): Promise<unknown>;
+}
+
+/** A tool of a kind: its handler also gets the calling agent's shared resource. */
+export interface KindTool<Shared = unknown> {
+  name: string;
+  description: string;
+  parameters: Readonly<Record<string, unknown>>;
+  handler(args: Record<string, unknown>, ctx: ToolContext & { shared: Shared }): Promise<unknown>;
+}
+
+export interface PollerKindDefinition<Config = Record<string, unknown>, Shared = unknown> {
+  /** `^[a-z][a-z0-9_]*$`, e.g. `rss`, `webhook_poll`, `acme_jira`. */
+  kind: string;
+  apiVersion: typeof POLLER_API_VERSION;
+  /** JSON Schema of `config`. Must declare `deliver` and `message_template` (see `withBaseConfig`). */
+  configSchema: Readonly<Record<string, unknown>>;
+  /** Placeholders the items provide; unknown ones in `message_template` are rejected at validation. */
+  placeholders: readonly string[] | 'any';
+  /** Provider-account plugin file the runner resolves for the job agent (e.g. `mail`). */
+  credentials?: string;
+  /** First tick dispatches what it returns instead of recording a baseline (e.g. mail within `newer_than`). */
+  backfillOnFirstTick?: boolean;
+  /** One per (agent, kind); shared by that agent's jobs and tools. `close()` is called when dropped. */
+  createShared?(ctx: SharedContext): Shared | Promise<Shared>;
+  /** Extra semantic checks of a schema-valid config; each string is one problem. */
+  validate?(config: Config, ctx: { jobId: string; agentId: string }): string[];
+  /** Identity of the source; a reload keeps the cursor unless this changes. */
+  sourceKey?(config: Config): string;
+  tick(ctx: TickContext<Config, Shared>): Promise<TickResult>;
+  tools?: readonly KindTool<Shared>[];
+}
+
+export type PollerKind<Config = Record<string, unknown>, Shared = unknown> = Readonly<
+  PollerKindDefinition<Config, Shared>
+> & {
+  readonly [POLLER_KIND_BRAND]: typeof POLLER_API_VERSION;
+};
+
+/** JSON Schema of `deliver`. */
+export const deliverConfigSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['channel', 'to'],
+  properties: {
+    channel: {
+      type: 'string',
+      minLength: 1,
+      description: 'Channel plugin; the job agent needs a binding for it.',
+    },
+    to: { type: 'string', minLength: 1, description: 'Recipient id on that channel.' },
+  },
+} as const;
+
+/** The config fields every kind has, and the generic ones the runner honours. */
+export const baseConfigProperties = {
+  deliver: deliverConfigSchema,
+  message_template: {
+    type: 'string',
+    minLength: 1,
+    description: 'Text sent per item; `{placeholder}` fields, `{{`/`}}` for braces.',
+  },
+  max_per_tick: {
+    type: 'integer',
+    minimum: 1,
+    description: 'Items delivered per tick at most; the rest wait for the next tick.',
+  },
+  dispatch_delay_ms: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 600000,
+    description: 'Pause between two deliveries of one tick.',
+  },
+} as const;
+
+/** Adds `deliver`, `message_template`, `max_per_tick` and `dispatch_delay_ms` to an object schema. */
+export function withBaseConfig<
+  S extends { properties?: Record<string, unknown>; required?: readonly string[] },
+>(
+  schema: S,
+): S & {
+  type: 'object';
+  properties: typeof baseConfigProperties & NonNullable<S['properties']>;
+  required: string[];
+} {
+  return {
+    type: 'object',
+    ...schema,
+    properties: { ...baseConfigProperties, ...schema.properties },
+    required: [...new Set(['deliver', 'message_template', ...(schema.required ?? [])])],
+  } as never;
+}
+
+function invalid(kind: unknown, message: string): PollerError {
+  const name = typeof kind === 'string' ? `kind "${kind}"` : 'kind';
+  return new PollerError('POLLER_INVALID_KIND', `${name}: ${message}`);
+}
+
+/**
+ * Checks a kind definition, freezes it and brands it. Throws `PollerError` `POLLER_INVALID_KIND` or
+ * `POLLER_KIND_API_VERSION` with a message that says what to fix.
+ */
+export function definePollerKind<Config = Record<string, unknown>, Shared = unknown>(
+  def: PollerKindDefinition<Config, Shared>,
+): PollerKind<Config, Shared> {
+  if (def === null || typeof def !== 'object') throw invalid(undefined, 'definition must be an object');
+  if (typeof def.kind !== 'string' || !KIND_NAME_PATTERN.test(def.kind))
+    throw invalid(def.kind, `name must match ${KIND_NAME_PATTERN.source} (lower case, digits, underscores)`);
+  if (def.apiVersion !== POLLER_API_VERSION)
+    throw new PollerError(
+      'POLLER_KIND_API_VERSION',
+      `kind "${def.kind}": apiVersion ${String(def.apiVersion)} is not supported; this @agent/poller-core implements apiVersion ${POLLER_API_VERSION}`,
+    );
+  if (typeof def.tick !== 'function') throw invalid(def.kind, 'tick must be a function');
+  const schema = def.configSchema as { properties?: Record<string, unknown> } | undefined;
+  if (!schema || typeof schema !== 'object')
+    throw invalid(def.kind, 'configSchema must be a JSON Schema object');
+  for (const field of ['deliver', 'message_template'])
+    if (!schema.properties || !(field in schema.properties))
+      throw invalid(def.kind, `configSchema must declare "${field}" (wrap it with withBaseConfig)`);
+  try {
+    compileSchema(schema);
+  } catch (err) {
+    throw invalid(def.kind, `configSchema does not compile: ${(err as Error).message}`);
+  }
+  if (
+    def.placeholders !== 'any' &&
+    (!Array.isArray(def.placeholders) || def.placeholders.some((p) => typeof p !== 'string'))
+  )
+    throw invalid(def.kind, "placeholders must be a list of names or 'any'");
+  if (def.credentials !== undefined && (typeof def.credentials !== 'string' || !def.credentials))
+    throw invalid(def.kind, 'credentials must be the name of a provider-account plugin file');
+  for (const f of ['createShared', 'validate', 'sourceKey'] as const)
+    if (def[f] !== undefined && typeof def[f] !== 'function')
+      throw invalid(def.kind, `${f} must be a function`);
+  const names = new Set<string>();
+  for (const t of def.tools ?? []) {
+    if (
+      !t ||
+      typeof t.name !== 'string' ||
+      !KIND_NAME_PATTERN.test(t.name) ||
+      typeof t.handler !== 'function'
+    )
+      throw invalid(def.kind, 'every tool needs a snake_case name and a handler');
+    if (names.has(t.name)) throw invalid(def.kind, `tool "${t.name}" is defined twice`);
+    names.add(t.name);
+  }
+  const kind = {
+    ...def,
+    placeholders: def.placeholders === 'any' ? 'any' : Object.freeze([...def.placeholders]),
+  };
+  if (def.tools) kind.tools = Object.freeze(def.tools.map((t) => Object.freeze({ ...t })));
+  Object.defineProperty(kind, POLLER_KIND_BRAND, { value: POLLER_API_VERSION, enumerable: false });
+  return Object.freeze(kind) as PollerKind<Config, Shared>;
+}
+
+/** True for a value made by `definePollerKind` of any copy of this package. */
+export function isPollerKind(value: unknown): value is PollerKind {
+  return value !== null && typeof value === 'object' && POLLER_KIND_BRAND in value;
+}
+
+const GENERIC_FIELDS = ['message_template', 'deliver', 'max_per_tick', 'dispatch_delay_ms'];
+
+/** Stable JSON: object keys sorted. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+}
+
+/** The kind's `sourceKey`, or kind + config without template, deliver, max_per_tick and dispatch_delay_ms. */
+export function sourceKeyOf(kind: PollerKind, config: Record<string, unknown>): string {
+  if (kind.sourceKey) return `${kind.kind}:${kind.sourceKey(config)}`;
+  const rest = Object.fromEntries(Object.entries(config).filter(([k]) => !GENERIC_FIELDS.includes(k)));
+  return `${kind.kind}:${canonicalJson(rest)}`;
+}
