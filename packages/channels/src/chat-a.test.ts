@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMemoryLogger, type MemoryLogger } from '@agent/log';
@@ -190,6 +191,25 @@ describe('chat_a inbound messages (POST)', () => {
     const res = await postWebhook(webhookUrl, body, signWebhookBody(body, APP_SECRET));
     expect(res.status).toBe(413);
     expect(inbound.calls).toEqual([]);
+  });
+
+  it('answers 413 to an oversized chunked body that declares no length', async () => {
+    const { webhookUrl, inbound } = await setup();
+    async function* chunks(): AsyncGenerator<Buffer> {
+      for (let i = 0; i < 40; i++) yield Buffer.alloc(64 * 1024, 0x20);
+    }
+    const res = await request(webhookUrl, {
+      method: 'POST',
+      headers: { 'x-hub-signature-256': 'sha256=' + '0'.repeat(64) },
+      body: Readable.from(chunks()),
+    }).catch((err: unknown) => err);
+    // Either the 413 arrives, or the server cut the upload short: never a 2xx, never a handler call.
+    if (!(res instanceof Error)) {
+      expect((res as { statusCode: number }).statusCode).toBe(413);
+    }
+    expect(inbound.calls).toEqual([]);
+    const body = textBody({ from: '1', id: 'wamid.OK', text: 'still serving' });
+    expect((await postWebhook(webhookUrl, body, signWebhookBody(body, APP_SECRET))).status).toBe(200);
   });
 
   it('answers 500 when the runtime refuses a message, and the retry hands over only the rest', async () => {
