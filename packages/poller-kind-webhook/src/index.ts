@@ -1,2 +1,18 @@
-/** Not implemented yet. */
-export const notImplemented = true;
+export {
+  parsePath,
+  getAtPath,
+  itemId,
+  resolveItemId,
+  webhookFieldLookup,
+  renderFieldValue,
+  selectItems,
+  ITEM_ID_MAX_CHARS,
+  type ParsePathResult,
+  type GetAtPathResult,
+  type ResolveItemIdResult,
+  type ItemIdProblem,
+  type WebhookItemsErrorCode,
+  type SelectItemsResult,
+  type SelectedItem,
+  type SkippedItem,
+} from './items.js';
