@@ -74,6 +74,11 @@ async function postWebhook(
   return { status: res.statusCode, text: await res.body.text() };
 }
 
+/** 2.5 MiB in 64 KiB chunks, sent without a Content-Length. */
+async function* oversizedChunks(): AsyncGenerator<Buffer> {
+  for (let i = 0; i < 40; i++) yield Buffer.alloc(64 * 1024, 0x20);
+}
+
 function textBody(...messages: { from: string; id: string; text: string; phoneNumberId?: string }[]): string {
   return JSON.stringify(textWebhookPayload(messages.map((m) => ({ phoneNumberId: PHONE_ID, ...m }))));
 }
@@ -195,13 +200,10 @@ describe('chat_a inbound messages (POST)', () => {
 
   it('answers 413 to an oversized chunked body that declares no length', async () => {
     const { webhookUrl, inbound } = await setup();
-    async function* chunks(): AsyncGenerator<Buffer> {
-      for (let i = 0; i < 40; i++) yield Buffer.alloc(64 * 1024, 0x20);
-    }
     const res = await request(webhookUrl, {
       method: 'POST',
       headers: { 'x-hub-signature-256': 'sha256=' + '0'.repeat(64) },
-      body: Readable.from(chunks()),
+      body: Readable.from(oversizedChunks()),
     }).catch((err: unknown) => err);
     // Either the 413 arrives, or the server cut the upload short: never a 2xx, never a handler call.
     if (!(res instanceof Error)) {
