@@ -64,6 +64,13 @@ describe('decodeBody', () => {
     expect(decodeBody(bytes, 'text/xml; charset=iso-8859-1').text).toContain('café');
   });
 
+  it('ignores labels that WHATWG maps to the replacement decoder', () => {
+    expect(decodeBody(Buffer.from('<t>x</t>'), 'text/xml; charset=iso-2022-kr')).toEqual({
+      text: '<t>x</t>',
+      encoding: 'utf-8',
+    });
+  });
+
   it('ignores unknown labels and 8-bit bodies labelled UTF-16', () => {
     expect(decodeBody(Buffer.from('<t>x</t>'), 'text/xml; charset=klingon')).toEqual({
       text: '<t>x</t>',

@@ -71,7 +71,9 @@ export function encodingFromXmlDeclaration(bytes: Uint8Array): string | undefine
 function canonicalName(label: string | undefined): string | undefined {
   if (!label) return undefined;
   try {
-    return new TextDecoder(label).encoding;
+    const name = new TextDecoder(label).encoding;
+    // WHATWG maps dangerous legacy labels (iso-2022-kr, hz-gb-2312, …) to a decoder that outputs one U+FFFD.
+    return name === 'replacement' ? undefined : name;
   } catch {
     return undefined; // not a label TextDecoder knows
   }
