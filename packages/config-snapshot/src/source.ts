@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { formatPath, type ConfigIssue, type ConfigIssueCode, type IssueScope } from './issues.js';
+import { deepFreeze } from './snapshot.js';
 
 export type Segments = readonly (string | number)[];
 
@@ -63,6 +64,9 @@ function nearestPosition(
 }
 
 const MAX_FILE_BYTES = 4 * 1024 * 1024;
+const MAX_CACHED_FILES = 4096;
+/** Parsed files by content hash, least recently used first. Values are frozen: nobody may mutate them. */
+const parsed = new Map<string, { value: unknown; locate: SourceFile['locate'] }>();
 
 /**
  * Parses a YAML file. Returns the file, or issues when it cannot be read or parsed; never throws.
@@ -121,6 +125,13 @@ export function parseYamlText(
   extra: Partial<IssueInput> = {},
 ): { src?: SourceFile; issues: ConfigIssue[] } {
   const hash = createHash('sha256').update(text).digest('hex');
+  // Parsing is pure in the text and dominates load time; a reload re-parses only files that changed.
+  const cached = parsed.get(hash);
+  if (cached) {
+    parsed.delete(hash);
+    parsed.set(hash, cached);
+    return { src: { ...names, hash, value: cached.value, locate: cached.locate }, issues: [] };
+  }
   const lineCounter = new LineCounter();
   let doc: Document.Parsed;
   try {
@@ -166,7 +177,10 @@ export function parseYamlText(
     const pos = lineCounter.linePos(range[0]);
     return { line: pos.line, column: pos.col };
   };
-  return { src: { ...names, hash, value: value ?? null, locate }, issues: [] };
+  const frozen = deepFreeze(value ?? null);
+  parsed.set(hash, { value: frozen, locate });
+  if (parsed.size > MAX_CACHED_FILES) parsed.delete(parsed.keys().next().value!);
+  return { src: { ...names, hash, value: frozen, locate }, issues: [] };
 }
 
 function firstLine(s: string): string {
