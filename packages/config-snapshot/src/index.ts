@@ -34,3 +34,4 @@ export { createSnapshotStore, SnapshotVersionError, type SnapshotStore } from '.
 export { resolveRefs, type RefContext } from './refs.js';
 export { compile as compileSchema } from './validate.js';
 export { coreReferenceEntries, renderReference, type ReferenceEntry } from './reference.js';
+export { watchConfig, type ConfigWatcher, type ConfigWatcherOptions } from './watch.js';
