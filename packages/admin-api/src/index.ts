@@ -1,2 +1,2 @@
-/** Not implemented yet. */
-export const notImplemented = true;
+export { createMetricsApp } from './metrics.js';
+export { parseListen, serveApp, type ServedApp } from './serve.js';

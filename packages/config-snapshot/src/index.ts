@@ -35,3 +35,4 @@ export { resolveRefs, type RefContext } from './refs.js';
 export { compile as compileSchema } from './validate.js';
 export { coreReferenceEntries, renderReference, type ReferenceEntry } from './reference.js';
 export { watchConfig, type ConfigWatcher, type ConfigWatcherOptions } from './watch.js';
+export { loadClientConfig, type ClientConfig } from './client-config.js';

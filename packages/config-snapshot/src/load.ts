@@ -152,6 +152,21 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
     const value = resolveRefs(src?.value ?? {}, refCtx(where, { scope: 'global' }, sink));
     const doc = value === null ? {} : value;
     if (sink.length === 0) sink.push(...validateAt(schema, doc, where, [], { scope: 'global' }));
+    if (
+      sink.length === 0 &&
+      key === 'broker' &&
+      (doc as BrokerFile).kind === 'nats' &&
+      !(doc as BrokerFile).url
+    ) {
+      sink.push(
+        issueAt(where, [], {
+          scope: 'global',
+          code: 'CONFIG_MISSING_KEY',
+          message: 'kind "nats" needs "url"',
+          hint: 'add url: nats://<host>:<port>',
+        }),
+      );
+    }
     issues.push(...sink);
     if (sink.length > 0) candidate.fatal = true;
     else (candidate as unknown as Record<string, unknown>)[key] = doc;

@@ -1,0 +1,33 @@
+import { Counter, Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { createMetricsApp } from './metrics.js';
+import { parseListen, serveApp } from './serve.js';
+
+describe('metrics app', () => {
+  it('serves the registry in text exposition format', async () => {
+    const registry = new Registry();
+    new Counter({ name: 'x_total', help: 'x', registers: [registry] }).inc(3);
+    const res = await createMetricsApp(registry).request('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    expect(await res.text()).toContain('x_total 3');
+  });
+
+  it('is served on a free loopback port', async () => {
+    const served = await serveApp(createMetricsApp(new Registry()), { host: '127.0.0.1', port: 0 });
+    try {
+      expect(served.port).toBeGreaterThan(0);
+      const res = await fetch(`${served.url}/metrics`);
+      expect(res.status).toBe(200);
+      expect((await fetch(`${served.url}/other`)).status).toBe(404);
+    } finally {
+      await served.close();
+    }
+  });
+
+  it('parses listen addresses', () => {
+    expect(parseListen('127.0.0.1:9090')).toEqual({ host: '127.0.0.1', port: 9090 });
+    expect(parseListen('[::1]:0')).toEqual({ host: '::1', port: 0 });
+    expect(() => parseListen('9090')).toThrow(/host:port/);
+  });
+});

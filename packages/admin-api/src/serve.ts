@@ -1,0 +1,42 @@
+/** Serving a Hono app on a TCP address; the bound address is returned (port 0 picks a free port). */
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { Hono } from 'hono';
+
+export interface ServedApp {
+  host: string;
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Parses `host:port` or `[v6]:port`. */
+export function parseListen(listen: string): { host: string; port: number } {
+  const m = /^\[([0-9a-fA-F:]+)\]:(\d+)$/.exec(listen) ?? /^([^:\s]+):(\d+)$/.exec(listen);
+  if (!m)
+    throw Object.assign(new Error(`listen address "${listen}" is not host:port`), {
+      code: 'ADMIN_BAD_LISTEN',
+    });
+  return { host: m[1]!, port: Number(m[2]) };
+}
+
+export function serveApp(app: Hono, listen: { host: string; port: number }): Promise<ServedApp> {
+  return new Promise((resolveServed, reject) => {
+    const server = serve({ fetch: app.fetch, hostname: listen.host, port: listen.port });
+    server.once('error', reject);
+    server.once('listening', () => {
+      const addr = server.address() as AddressInfo;
+      const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+      resolveServed({
+        host: addr.address,
+        port: addr.port,
+        url: `http://${host}:${addr.port}`,
+        close: () =>
+          new Promise<void>((res) => {
+            server.close(() => res());
+            (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+          }),
+      });
+    });
+  });
+}

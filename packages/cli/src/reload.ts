@@ -1,0 +1,115 @@
+/** `agent reload`: publish `control.reload`, wait up to 5 s for the matching `control.reload.ack`. */
+import { randomUUID } from 'node:crypto';
+import {
+  connectBroker,
+  isBrokerError,
+  requestWithAck,
+  resolveBrokerConfig,
+  type Broker,
+} from '@agent/broker';
+import { formatIssue, loadClientConfig } from '@agent/config-snapshot';
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { paint, type CliIO } from './io.js';
+
+export const RELOAD_SUBJECT = 'control.reload';
+export const RELOAD_ACK_SUBJECT = 'control.reload.ack';
+export const RELOAD_ACK_TIMEOUT_MS = 5000;
+
+/** The ack the daemon publishes (decisions §2). */
+export interface ReloadAck {
+  request_id: string;
+  version: number;
+  applied: string[];
+  rejected: { agent_id: string; reason: string }[];
+  restart_required: { agent_id?: string; field: string }[];
+  elapsed_ms: number;
+}
+
+export const NO_ACK_MESSAGE = `no control.reload.ack received within ${RELOAD_ACK_TIMEOUT_MS / 1000} s: the daemon is not running, or runtime.reload.enabled is false`;
+
+/** The spec's first line, then one line per applied (✓) and rejected (✗) agent, then restart-required fields. */
+export function formatReloadAck(ack: ReloadAck, color = false): string[] {
+  const lines = [
+    `reload v${ack.version}: applied=${ack.applied.length} rejected=${ack.rejected.length} elapsed=${Math.round(ack.elapsed_ms)}ms`,
+  ];
+  for (const id of ack.applied) lines.push(`  ${paint.green('✓', color)} ${id}`);
+  for (const r of ack.rejected) lines.push(`  ${paint.red('✗', color)} ${r.agent_id}: ${r.reason}`);
+  for (const r of ack.restart_required)
+    lines.push(
+      `  ${paint.yellow('!', color)} restart required: ${r.agent_id ? `${r.agent_id} ` : ''}${r.field}`,
+    );
+  return lines;
+}
+
+/** 0 if any agent applied (or there are no agents), 2 if every agent was rejected. */
+export function reloadExitCode(ack: ReloadAck): number {
+  return ack.applied.length === 0 && ack.rejected.length > 0 ? 2 : 0;
+}
+
+export interface ReloadArgs {
+  'config-dir': string;
+  json: boolean;
+}
+
+export async function runReload(
+  io: CliIO,
+  args: { configDir: string; json: boolean; timeoutMs?: number },
+): Promise<number> {
+  const { config, errors } = loadClientConfig(args.configDir, { cwd: io.cwd, env: io.env });
+  if (!config) {
+    for (const e of errors) io.err(formatIssue(e));
+    return 1;
+  }
+  let broker: Broker | undefined;
+  try {
+    broker = await connectBroker(
+      resolveBrokerConfig(config.broker, { dataDir: config.dataDir, cwd: io.cwd }),
+      { connectTimeoutMs: 2000 },
+    );
+    const ack = (await requestWithAck(broker, {
+      subject: RELOAD_SUBJECT,
+      ackSubject: RELOAD_ACK_SUBJECT,
+      data: { request_id: randomUUID(), requested_by: 'cli' },
+      timeoutMs: args.timeoutMs ?? RELOAD_ACK_TIMEOUT_MS,
+    })) as ReloadAck;
+    if (args.json) io.out(JSON.stringify(ack));
+    else for (const l of formatReloadAck(ack, io.color)) io.out(l);
+    return reloadExitCode(ack);
+  } catch (err) {
+    if (isBrokerError(err)) {
+      const why =
+        err.code === 'BROKER_UNREACHABLE' || err.code === 'BROKER_NO_RESPONDERS'
+          ? `${NO_ACK_MESSAGE} (${err.message})`
+          : err.code === 'BROKER_TIMEOUT'
+            ? NO_ACK_MESSAGE
+            : `reload failed: ${err.message}`;
+      io.err(`agent reload: ${why}`);
+      return 1;
+    }
+    io.err(`agent reload: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    await broker?.close().catch(() => {});
+  }
+}
+
+export function reloadCommand(io: CliIO): CommandModule<object, ReloadArgs> {
+  return {
+    command: 'reload',
+    describe: 'Ask the running daemon to reload its configuration and print the result',
+    builder: (y: Argv) =>
+      y
+        .option('config-dir', {
+          type: 'string',
+          default: './config',
+          describe: 'Config directory of the daemon',
+        })
+        .option('json', { type: 'boolean', default: false, describe: 'Print the ack as JSON' })
+        .epilogue(
+          'Exit codes: 0 applied, 2 every agent rejected, 1 no ack within 5 s.',
+        ) as unknown as Argv<ReloadArgs>,
+    handler: async (argv: ArgumentsCamelCase<ReloadArgs>) => {
+      io.setExitCode(await runReload(io, { configDir: argv['config-dir'], json: argv.json }));
+    },
+  };
+}
