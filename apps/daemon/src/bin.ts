@@ -1,2 +1,96 @@
 #!/usr/bin/env node
-console.log('agent: not wired yet');
+/** The `agent` command: with no sub-command it runs the daemon in the foreground. */
+import { cliCommands, processIO } from '@agent/cli';
+import { formatIssue, loadConfig } from '@agent/config-snapshot';
+import { isLogLevel, type LogFormat } from '@agent/log';
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { DaemonStartError, loadOptionsFor, startDaemon } from './daemon.js';
+
+const io = processIO();
+
+async function runDaemon(
+  configDir: string,
+  logFormat: LogFormat | undefined,
+  logLevel: string | undefined,
+): Promise<void> {
+  let daemon;
+  try {
+    daemon = await startDaemon({
+      configDir,
+      ...(logFormat ? { logFormat } : {}),
+      ...(isLogLevel(logLevel) ? { logLevel } : {}),
+    });
+  } catch (err) {
+    io.err(
+      `agent: ${err instanceof DaemonStartError ? err.message : `cannot start: ${(err as Error).message}`}`,
+    );
+    process.exitCode = 1;
+    return;
+  }
+  const log = daemon.logger;
+  process.on('unhandledRejection', (reason) =>
+    log.error('unhandled rejection', { err: reason instanceof Error ? reason.message : String(reason) }),
+  );
+  process.on('uncaughtException', (err) => log.error('uncaught exception', { err: err.message }));
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    signals++;
+    if (signals > 1) {
+      log.warn('second signal: exiting now', { signal: sig });
+      process.exit(1);
+    }
+    log.info('signal received', { signal: sig });
+    void daemon.stop().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+function checkConfig(configDir: string): number {
+  const r = loadConfig(configDir, loadOptionsFor({}));
+  for (const e of r.errors) io.err(`error: ${formatIssue(e)}`);
+  for (const w of r.warnings) io.err(`warning: ${formatIssue(w)}`);
+  if (r.snapshot)
+    io.out(
+      `config ok: ${r.snapshot.agents.size} agent(s)${r.snapshot.pollers ? `, ${r.snapshot.pollers.jobs.length} poller job(s)` : ''}`,
+    );
+  return r.errors.length > 0 || !r.snapshot ? 1 : 0;
+}
+
+await yargs(hideBin(process.argv))
+  .scriptName('agent')
+  .usage('$0 [command]\n\nWith no command, runs the daemon in the foreground.')
+  .command(
+    '$0',
+    'Run the daemon in the foreground',
+    (y) =>
+      y
+        .option('config-dir', { type: 'string', default: './config', describe: 'Config directory' })
+        .option('log-format', {
+          choices: ['kv', 'json'] as const,
+          describe: 'Log format (overrides runtime.yaml)',
+        })
+        .option('log-level', {
+          choices: ['debug', 'info', 'warn', 'error'] as const,
+          describe: 'Log level (overrides runtime.yaml)',
+        })
+        .option('check-config', {
+          type: 'boolean',
+          default: false,
+          describe: 'Validate every config file and exit (1 on any error)',
+        }),
+    async (argv) => {
+      if (argv['check-config']) {
+        process.exitCode = checkConfig(argv['config-dir']);
+        return;
+      }
+      await runDaemon(argv['config-dir'], argv['log-format'], argv['log-level']);
+    },
+  )
+  .command(cliCommands(io))
+  .strict()
+  .completion('completion', 'Print a shell completion script')
+  .help()
+  .version(false)
+  .parseAsync();

@@ -1,0 +1,223 @@
+/**
+ * The daemon: loads the config directory, starts every subsystem, serves metrics, answers reloads, and
+ * shuts down cleanly. This file is the only place that knows every package.
+ */
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createMetricsApp, parseListen, serveApp, type ServedApp } from '@agent/admin-api';
+import { createBroker, resolveBrokerConfig, type Broker } from '@agent/broker';
+import { builtinChannels } from '@agent/channels';
+import { RELOAD_ACK_SUBJECT, RELOAD_SUBJECT } from '@agent/cli';
+import {
+  createSnapshotStore,
+  formatIssue,
+  loadConfig,
+  watchConfig,
+  type ConfigSnapshot,
+  type ConfigWatcher,
+  type LoadOptions,
+  type LoadResult,
+  type SnapshotStore,
+} from '@agent/config-snapshot';
+import { createLogger, type LogFormat, type Logger, type LogLevel } from '@agent/log';
+import { Registry } from 'prom-client';
+import { createConfigMetrics } from './config-metrics.js';
+import { createReloadPipeline, type ReloadPipeline } from './reload.js';
+
+export interface DaemonOptions {
+  configDir: string;
+  cwd?: string;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Overrides `runtime.log.format`. */
+  logFormat?: LogFormat;
+  logLevel?: LogLevel;
+  /** Where log lines go (stderr by default). */
+  write?: (line: string) => void;
+}
+
+/** A part of the daemon that follows the configuration. */
+export interface Subsystem {
+  readonly name: string;
+  /** After a reload swapped the snapshot. */
+  apply?(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<void>;
+  /** Re-read credentials (channel instances, provider accounts) without a config reload. */
+  reloadCredentials?(snapshot: ConfigSnapshot): Promise<void>;
+  stop?(graceMs: number): Promise<void>;
+}
+
+export interface Daemon {
+  readonly store: SnapshotStore;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly metricsUrl: string | undefined;
+  readonly reloads: ReloadPipeline;
+  stop(): Promise<void>;
+}
+
+export class DaemonStartError extends Error {
+  readonly code = 'DAEMON_CONFIG_INVALID';
+}
+
+export function loadOptionsFor(opts: Pick<DaemonOptions, 'cwd' | 'env'>): Omit<LoadOptions, 'previous'> {
+  const pluginSchemas: Record<string, { instance?: object; account?: object }> = {};
+  for (const ch of builtinChannels) pluginSchemas[ch.name] = { instance: ch.instanceSchema };
+  return {
+    cwd: opts.cwd ?? process.cwd(),
+    env: opts.env ?? process.env,
+    channels: builtinChannels.map((c) => c.name),
+    pluginSchemas,
+  };
+}
+
+export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
+  const cwd = opts.cwd ?? process.cwd();
+  const loadOptions = loadOptionsFor({ cwd, env: opts.env ?? process.env });
+  const bootLog = createLogger({
+    format: opts.logFormat ?? 'kv',
+    ...(opts.write ? { write: opts.write } : {}),
+  });
+  const boot = loadConfig(opts.configDir, loadOptions);
+  if (!boot.snapshot) {
+    for (const e of boot.errors) bootLog.error('config issue', { issue: formatIssue(e), code: e.code });
+    throw new DaemonStartError(
+      `the configuration in ${opts.configDir} cannot start the daemon (${boot.errors.length} error(s) above)`,
+    );
+  }
+  const first = boot.snapshot;
+  const logger = createLogger({
+    level: opts.logLevel ?? first.runtime.log.level,
+    format: opts.logFormat ?? first.runtime.log.format,
+    ...(opts.write ? { write: opts.write } : {}),
+  });
+  for (const e of boot.errors)
+    logger.error('config issue', { issue: first.redact(formatIssue(e)), code: e.code });
+  for (const w of boot.warnings)
+    logger.warn('config issue', { issue: first.redact(formatIssue(w)), code: w.code });
+
+  const dataDir = resolve(cwd, first.runtime.data_dir);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const store = createSnapshotStore(first, (err) =>
+    logger.error('snapshot listener failed', { err: (err as Error).message }),
+  );
+  const registry = new Registry();
+  const configMetrics = createConfigMetrics(registry);
+  configMetrics.setVersions(first);
+
+  const cleanups: (() => Promise<void>)[] = [];
+  const subsystems: Subsystem[] = [];
+  try {
+    let metrics: ServedApp | undefined;
+    if (first.runtime.metrics.enabled) {
+      metrics = await serveApp(createMetricsApp(registry), parseListen(first.runtime.metrics.listen));
+      cleanups.push(() => metrics!.close());
+    }
+
+    const broker: Broker = await createBroker(resolveBrokerConfig(first.broker, { dataDir, cwd }), {
+      logger: logger.child({ component: 'broker' }),
+    });
+    cleanups.push(() => broker.close());
+
+    const reloads = createReloadPipeline({
+      configDir: opts.configDir,
+      loadOptions,
+      store,
+      logger,
+      metrics: configMetrics,
+      apply: async (next, prev, result) => {
+        for (const s of subsystems) {
+          try {
+            await s.apply?.(next, prev, result);
+          } catch (err) {
+            logger.error('subsystem reload failed', {
+              subsystem: s.name,
+              err: next.redact((err as Error).message),
+            });
+          }
+        }
+        watcher?.setFiles(next.secretFiles);
+        await toggleReloadTriggers(next);
+      },
+    });
+
+    // Reload triggers: the broker subscriber and the file watcher, both off when runtime.reload.enabled is false.
+    let subscription: { unsubscribe(): void } | undefined;
+    let watcher: ConfigWatcher | undefined;
+    const toggleReloadTriggers = async (snap: ConfigSnapshot): Promise<void> => {
+      const on = snap.runtime.reload.enabled;
+      if (on && !subscription) {
+        subscription = broker.subscribe(RELOAD_SUBJECT, async (msg) => {
+          const req = (msg.data ?? {}) as { request_id?: unknown; requested_by?: unknown };
+          const requestId = typeof req.request_id === 'string' ? req.request_id : '';
+          const outcome = await reloads.reload({ source: 'cli', requestId });
+          await broker.publish(RELOAD_ACK_SUBJECT, outcome.ack);
+          if (msg.reply) await broker.publish(msg.reply, outcome.ack);
+        });
+        await broker.flush();
+      } else if (!on && subscription) {
+        subscription.unsubscribe();
+        subscription = undefined;
+      }
+      if (on && !watcher) {
+        watcher = watchConfig({
+          dir: opts.configDir,
+          files: snap.secretFiles,
+          debounceMs: snap.runtime.reload.debounce_ms,
+          maxWaitMs: snap.runtime.reload.max_wait_ms,
+          onChange: (paths) => {
+            logger.debug('config files changed', { paths });
+            void reloads.reload({ source: 'watcher', skipIfUnchanged: true });
+          },
+          onError: (err) => logger.warn('config watcher error', { err: (err as Error).message }),
+        });
+        await watcher.ready();
+      } else if (!on && watcher) {
+        const w = watcher;
+        watcher = undefined;
+        await w.close();
+      }
+    };
+    await toggleReloadTriggers(first);
+    cleanups.push(async () => {
+      subscription?.unsubscribe();
+      await watcher?.close();
+    });
+
+    logger.info('daemon started', {
+      version: first.version,
+      agents: [...first.agents.keys()],
+      config_dir: opts.configDir,
+      broker: first.broker.kind,
+      ...(metrics ? { metrics_url: `${metrics.url}/metrics` } : {}),
+      reload_enabled: first.runtime.reload.enabled,
+    });
+
+    let stopping: Promise<void> | undefined;
+    return {
+      store,
+      logger,
+      registry,
+      metricsUrl: metrics ? `${metrics.url}/metrics` : undefined,
+      reloads,
+      stop() {
+        stopping ??= (async () => {
+          const grace = store.current().runtime.shutdown_grace_ms;
+          logger.info('daemon stopping', { grace_ms: grace });
+          for (const s of [...subsystems].reverse()) {
+            try {
+              await s.stop?.(grace);
+            } catch (err) {
+              logger.error('subsystem stop failed', { subsystem: s.name, err: (err as Error).message });
+            }
+          }
+          await reloads.idle();
+          for (const c of cleanups.reverse()) await c().catch(() => {});
+          logger.info('daemon stopped');
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    for (const c of cleanups.reverse()) await c().catch(() => {});
+    throw err;
+  }
+}

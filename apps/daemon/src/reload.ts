@@ -1,0 +1,162 @@
+/**
+ * One reload pipeline for every trigger (CLI over the broker, file watcher, admin): read, resolve, validate
+ * each agent, diff, swap, then let the subsystems build their new pieces. One reload runs at a time; triggers
+ * that arrive meanwhile coalesce into one more run.
+ */
+import {
+  formatIssue,
+  loadConfig,
+  type ConfigSnapshot,
+  type LoadOptions,
+  type LoadResult,
+  type SnapshotStore,
+} from '@agent/config-snapshot';
+import type { Logger } from '@agent/log';
+import type { ReloadAck } from '@agent/cli';
+import type { ConfigMetrics } from './config-metrics.js';
+
+export interface ReloadRequest {
+  source: 'cli' | 'watcher' | 'admin' | 'signal';
+  requestId?: string;
+  /** The watcher skips saves that changed nothing; an explicit reload always runs and answers. */
+  skipIfUnchanged?: boolean;
+}
+
+export interface ReloadOutcome {
+  ack: ReloadAck;
+  /** Nothing on disk changed and the trigger asked to skip such reloads. */
+  skipped: boolean;
+  result: LoadResult | null;
+}
+
+export interface ReloadPipelineDeps {
+  configDir: string;
+  loadOptions: Omit<LoadOptions, 'previous'>;
+  store: SnapshotStore;
+  logger: Logger;
+  metrics: ConfigMetrics;
+  /** Runs after the swap: subsystems pick up the new snapshot. Errors are logged, never thrown. */
+  apply(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<void>;
+  now?: () => number;
+}
+
+export interface ReloadPipeline {
+  reload(req: ReloadRequest): Promise<ReloadOutcome>;
+  /** Resolves when no reload is running or queued. */
+  idle(): Promise<void>;
+}
+
+interface Batch {
+  requests: ReloadRequest[];
+  waiters: { req: ReloadRequest; resolve: (o: ReloadOutcome) => void }[];
+}
+
+export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
+  const now = deps.now ?? (() => performance.now());
+  let running: Promise<void> | null = null;
+  let queued: Batch | null = null;
+
+  const runBatch = async (batch: Batch): Promise<void> => {
+    const t0 = now();
+    const skipIfUnchanged = batch.requests.every((r) => r.skipIfUnchanged);
+    let result: LoadResult | null = null;
+    let skipped = false;
+    const prev = deps.store.current();
+    try {
+      result = loadConfig(deps.configDir, { ...deps.loadOptions, previous: prev });
+      if (skipIfUnchanged && result.unchanged) skipped = true;
+      else if (result.snapshot) {
+        deps.store.swap(result.snapshot);
+        try {
+          await deps.apply(result.snapshot, prev, result);
+        } catch (err) {
+          deps.logger.error('reload apply failed', { err: prev.redact((err as Error).message) });
+        }
+      }
+    } catch (err) {
+      deps.logger.error('reload failed', { err: (err as Error).message });
+    }
+    const elapsed = now() - t0;
+    const current = deps.store.current();
+    if (!skipped) report(result, current, elapsed);
+    for (const w of batch.waiters) {
+      w.resolve({ skipped, result, ack: makeAck(w.req, result, current, elapsed) });
+    }
+  };
+
+  const report = (r: LoadResult | null, current: ConfigSnapshot, elapsed: number): void => {
+    const log = deps.logger;
+    const redact = current.redact;
+    if (!r) {
+      deps.metrics.reloadRejected();
+      deps.metrics.setLastSuccessful(false);
+      return;
+    }
+    for (const e of r.errors)
+      if (e.scope !== 'agent') log.error('config issue', { issue: redact(formatIssue(e)), code: e.code });
+    for (const w of r.warnings) log.warn('config issue', { issue: redact(formatIssue(w)), code: w.code });
+    for (const x of r.rejected)
+      log.error('config reload rejected agent', { agent_id: x.agentId, reason: redact(x.reason) });
+    for (const c of r.restartRequired)
+      log.warn('restart-required field changed during reload', {
+        field: c.field,
+        ...(c.agentId ? { agent_id: c.agentId } : {}),
+      });
+    if (r.snapshot) {
+      log.info('config reload applied', {
+        version: r.snapshot.version,
+        applied: r.applied,
+        rejected_count: r.rejected.length,
+        elapsed_ms: Math.round(elapsed),
+      });
+      deps.metrics.reloadApplied();
+      deps.metrics.setVersions(current);
+    }
+    if (r.rejected.length > 0 || !r.snapshot) deps.metrics.reloadRejected();
+    deps.metrics.setLastSuccessful(r.snapshot !== null && r.rejected.length === 0);
+    deps.metrics.observeLatency(elapsed);
+  };
+
+  const pump = (): void => {
+    if (running || !queued) return;
+    const batch = queued;
+    queued = null;
+    running = runBatch(batch).finally(() => {
+      running = null;
+      pump();
+    });
+  };
+
+  return {
+    reload(req) {
+      return new Promise<ReloadOutcome>((resolve) => {
+        queued ??= { requests: [], waiters: [] };
+        queued.requests.push(req);
+        queued.waiters.push({ req, resolve });
+        pump();
+      });
+    },
+    async idle() {
+      while (running || queued) await (running ?? Promise.resolve());
+    },
+  };
+}
+
+function makeAck(
+  req: ReloadRequest,
+  r: LoadResult | null,
+  current: ConfigSnapshot,
+  elapsed: number,
+): ReloadAck {
+  return {
+    request_id: req.requestId ?? '',
+    version: current.version,
+    applied: r?.snapshot ? r.applied : [],
+    rejected: (r?.rejected ?? []).map((x) => ({ agent_id: x.agentId, reason: current.redact(x.reason) })),
+    restart_required: (r?.restartRequired ?? []).map((c) => ({
+      ...(c.agentId ? { agent_id: c.agentId } : {}),
+      field: c.field,
+    })),
+    elapsed_ms: Math.round(elapsed * 10) / 10,
+  };
+}
