@@ -1,0 +1,180 @@
+// End-to-end harness: real daemon processes (the built `agent` bin) on temporary config directories.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+
+export const BIN = join(import.meta.dirname, '..', 'dist', 'bin.js');
+export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+
+export interface Workdir {
+  root: string;
+  configDir: string;
+  write(rel: string, content: string, mode?: number): void;
+  /** Saves like vim and VS Code do: write a temporary file, then rename it over the target. */
+  writeByRename(rel: string, content: string): void;
+  remove(rel: string): void;
+  cleanup(): void;
+}
+
+export function workdir(files: Record<string, string>): Workdir {
+  const root = mkdtempSync(join(tmpdir(), 'agent-e2e-'));
+  const configDir = join(root, 'config');
+  const w: Workdir = {
+    root,
+    configDir,
+    write(rel, content, mode) {
+      const p = join(configDir, rel);
+      mkdirSync(dirname(p), { recursive: true });
+      writeFileSync(p, content);
+      if (mode !== undefined) chmodSync(p, mode);
+    },
+    writeByRename(rel, content) {
+      const p = join(configDir, rel);
+      const tmp = join(dirname(p), `.${Date.now()}.tmp`);
+      writeFileSync(tmp, content);
+      renameSync(tmp, p);
+    },
+    remove(rel) {
+      rmSync(join(configDir, rel), { force: true });
+    },
+    cleanup() {
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  for (const [rel, content] of Object.entries(files)) w.write(rel, content);
+  return w;
+}
+
+export interface DaemonProcess {
+  proc: ChildProcess;
+  lines: string[];
+  metricsUrl: string;
+  waitFor(pattern: RegExp, timeoutMs?: number, from?: number): Promise<string>;
+  count(pattern: RegExp): number;
+  metric(name: string, labels?: Record<string, string>): Promise<number | undefined>;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function startDaemon(w: Workdir, env: Record<string, string> = {}): Promise<DaemonProcess> {
+  const proc = spawn(process.execPath, [BIN, '--config-dir', 'config'], {
+    cwd: w.root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const waiters = new Set<() => void>();
+  let buf = '';
+  const onData = (chunk: Buffer): void => {
+    buf += chunk.toString('utf8');
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      lines.push(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+    }
+    for (const w of waiters) w();
+  };
+  proc.stdout!.on('data', onData);
+  proc.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((res) => proc.once('exit', (code) => res(code)));
+
+  const waitFor = (pattern: RegExp, timeoutMs = 10_000, from = 0): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const hit = lines.slice(from).find((l) => pattern.test(l));
+        if (hit) {
+          waiters.delete(wake);
+          clearTimeout(timer);
+          resolve(hit);
+          return true;
+        }
+        return false;
+      };
+      const wake = (): void => void check();
+      const timer = setTimeout(() => {
+        waiters.delete(wake);
+        reject(new Error(`timed out waiting for ${pattern}; log:\n${lines.join('\n')}`));
+      }, timeoutMs);
+      waiters.add(wake);
+      check();
+      void exited.then(() => {
+        if (waiters.has(wake)) {
+          waiters.delete(wake);
+          clearTimeout(timer);
+          reject(new Error(`daemon exited while waiting for ${pattern}; log:\n${lines.join('\n')}`));
+        }
+      });
+    });
+
+  const started = await waitFor(/msg="daemon started"/, 20_000);
+  const metricsUrl = /metrics_url=(\S+)/.exec(started)?.[1] ?? '';
+  return {
+    proc,
+    lines,
+    metricsUrl,
+    waitFor,
+    count: (p) => lines.filter((l) => p.test(l)).length,
+    async metric(name, labels = {}) {
+      const text = await (await fetch(metricsUrl)).text();
+      for (const line of text.split('\n')) {
+        if (!line.startsWith(name)) continue;
+        const m = /^([a-z_]+)(\{[^}]*\})? (\S+)$/.exec(line);
+        if (!m || m[1] !== name) continue;
+        const got = Object.fromEntries(
+          [...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]),
+        );
+        if (Object.entries(labels).every(([k, v]) => got[k] === v)) return Number(m[3]);
+      }
+      return undefined;
+    },
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode !== null) return proc.exitCode;
+      proc.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+export function runCli(w: Workdir, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const t0 = Date.now();
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [BIN, ...args], {
+      cwd: w.root,
+      env: { ...process.env, NO_COLOR: '1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    p.once('exit', (code) => resolve({ code, stdout, stderr, ms: Date.now() - t0 }));
+  });
+}
+
+export const LLM = (key = 'key-one-1111', baseUrl = 'http://127.0.0.1:9/v1'): string =>
+  `providers:\n  main:\n    type: openai\n    base_url: ${baseUrl}\n    api_key: ${key}\n`;
+
+export const agentFile = (prompt = 'hello', extra = ''): string =>
+  `model:\n  provider: main\n  name: m1\nsystem_prompt: ${prompt}\ninbound_bindings:\n  - plugin: log\n    instance: default\n    allowed_tools: ["*"]\n    outbound_allowlist:\n      log: [op]\n${extra}`;
+
+export function baseConfig(
+  opts: { agents?: string[]; broker?: 'local' | 'nats'; runtime?: string } = {},
+): Record<string, string> {
+  const files: Record<string, string> = {
+    'llm.yaml': LLM(),
+    'plugins/log.yaml': 'instances:\n  default: {}\n',
+    'runtime.yaml':
+      opts.runtime ??
+      'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 200\n',
+    'broker.yaml': opts.broker === 'nats' ? `kind: nats\nurl: ${NATS_URL}\n` : 'kind: local\n',
+  };
+  for (const a of opts.agents ?? ['a']) files[`agents.d/${a}.yaml`] = agentFile();
+  return files;
+}

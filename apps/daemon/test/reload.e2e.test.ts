@@ -1,0 +1,138 @@
+// Hot reload on real daemon processes, through both broker kinds.
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  agentFile,
+  baseConfig,
+  runCli,
+  startDaemon,
+  workdir,
+  type DaemonProcess,
+  type Workdir,
+} from './harness.js';
+
+let dirs: Workdir[] = [];
+let daemons: DaemonProcess[] = [];
+afterEach(async () => {
+  for (const d of daemons) await d.stop('SIGKILL');
+  for (const w of dirs) w.cleanup();
+  dirs = [];
+  daemons = [];
+});
+
+async function boot(files: Record<string, string>): Promise<{ w: Workdir; d: DaemonProcess }> {
+  const w = workdir(files);
+  dirs.push(w);
+  const d = await startDaemon(w);
+  daemons.push(d);
+  return { w, d };
+}
+
+// The watcher waits longer than these tests, so versions come from `agent reload` alone (and the watcher's
+// later run finds nothing changed and is skipped).
+const SLOW_WATCHER =
+  'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 4000\n  max_wait_ms: 4000\n';
+
+describe.each(['local', 'nats'] as const)('reload with the %s broker', (broker) => {
+  it('agent reload applies, prints the spec line and ✓ lines, exits 0; metrics follow', async () => {
+    const { w, d } = await boot(baseConfig({ broker, agents: ['a', 'b'], runtime: SLOW_WATCHER }));
+    expect(await d.metric('runtime_config_version', { agent_id: 'a' })).toBe(1);
+    w.write('agents.d/a.yaml', agentFile('changed'));
+    const r = await runCli(w, ['reload', '--config-dir', 'config']);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^reload v2: applied=2 rejected=0 elapsed=\d+ms$/);
+    expect(lines.slice(1)).toEqual(['  ✓ a', '  ✓ b']);
+    await d.waitFor(/msg="config reload applied" version=2 applied=a,b rejected_count=0 elapsed_ms=\d+/);
+    expect(await d.metric('config_reload_applied_total')).toBeGreaterThanOrEqual(1);
+    expect(await d.metric('runtime_config_version', { agent_id: 'a' })).toBe(2);
+    expect(await d.metric('config_last_reload_successful')).toBe(1);
+  });
+
+  it('one invalid agent among three: ✗ with file and line, the others apply; --json prints the ack', async () => {
+    const { w, d } = await boot(baseConfig({ broker, agents: ['a', 'b', 'c'], runtime: SLOW_WATCHER }));
+    w.write('agents.d/b.yaml', agentFile('x', '    bogus: 1\n'));
+    const r = await runCli(w, ['reload', '--config-dir', 'config', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const ack = JSON.parse(r.stdout);
+    expect(ack.applied).toEqual(['a', 'c']);
+    expect(ack.rejected).toHaveLength(1);
+    expect(ack.rejected[0].agent_id).toBe('b');
+    expect(ack.rejected[0].reason).toMatch(
+      /agents\.d\/b\.yaml:11:5 inbound_bindings\[0\]\.bogus: unknown key "bogus"/,
+    );
+    expect(ack.request_id).toMatch(/[0-9a-f-]{36}/);
+    expect(await d.metric('runtime_config_version', { agent_id: 'b' })).toBe(1);
+    expect(await d.metric('runtime_config_version', { agent_id: 'a' })).toBe(2);
+    expect(await d.metric('config_reload_rejected_total')).toBe(1);
+    expect(await d.metric('config_last_reload_successful')).toBe(0);
+  });
+
+  it('every agent rejected: exit 2, no new version', async () => {
+    const { w } = await boot(baseConfig({ broker, runtime: SLOW_WATCHER }));
+    w.write('agents.d/a.yaml', 'nope: 1\n');
+    const r = await runCli(w, ['reload', '--config-dir', 'config']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/^reload v1: applied=0 rejected=1/);
+    expect(r.stdout).toContain('  ✗ a: ');
+  });
+
+  it('restart-required fields: one warn record per field, listed in the ack, the rest applies', async () => {
+    const { w, d } = await boot(baseConfig({ broker, runtime: SLOW_WATCHER }));
+    w.write('agents.d/a.yaml', agentFile('new prompt') + 'workspace: ./elsewhere\n');
+    w.write('memory.yaml', 'max_messages: 3\n');
+    const r = await runCli(w, ['reload', '--config-dir', 'config', '--json']);
+    const ack = JSON.parse(r.stdout);
+    expect(ack.applied).toEqual(['a']);
+    expect(ack.restart_required).toEqual([
+      { agent_id: 'a', field: 'workspace' },
+      { field: 'memory.yaml max_messages' },
+    ]);
+    await d.waitFor(
+      /level=warn msg="restart-required field changed during reload" field=workspace agent_id=a/,
+    );
+    await d.waitFor(
+      /level=warn msg="restart-required field changed during reload" field="memory.yaml max_messages"/,
+    );
+  });
+});
+
+describe('reload triggers', () => {
+  it('daemon down: one clear line, exit 1, fast', async () => {
+    const w = workdir(baseConfig());
+    dirs.push(w);
+    const r = await runCli(w, ['reload', '--config-dir', 'config']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain(
+      'no control.reload.ack received within 5 s: the daemon is not running, or runtime.reload.enabled is false',
+    );
+    expect(r.ms).toBeLessThan(3000);
+  });
+
+  it('reload disabled: agent reload gets no ack (exit 1) and the watcher does nothing', async () => {
+    const { w, d } = await boot(
+      baseConfig({ runtime: 'metrics:\n  listen: 127.0.0.1:0\nreload:\n  enabled: false\n' }),
+    );
+    const r = await runCli(w, ['reload', '--config-dir', 'config']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('runtime.reload.enabled is false');
+    w.write('agents.d/a.yaml', agentFile('changed'));
+    await new Promise((res) => setTimeout(res, 1200));
+    expect(d.count(/config reload applied/)).toBe(0);
+  });
+
+  it('the watcher applies a save by rename within 1.5 s, one version per save; unchanged saves make none', async () => {
+    const { w, d } = await boot(baseConfig());
+    const t0 = Date.now();
+    w.writeByRename('agents.d/a.yaml', agentFile('renamed save'));
+    await d.waitFor(/msg="config reload applied" version=2/, 1500);
+    expect(Date.now() - t0).toBeLessThan(1500);
+    w.writeByRename('agents.d/a.yaml', agentFile('second save'));
+    await d.waitFor(/msg="config reload applied" version=3/, 1500);
+    w.writeByRename('agents.d/a.yaml', agentFile('second save'));
+    await new Promise((res) => setTimeout(res, 800));
+    expect(d.count(/config reload applied/)).toBe(2);
+    w.write('agents.d/late.yaml', agentFile());
+    await d.waitFor(/restart-required field changed during reload" field="agent added" agent_id=late/, 1500);
+  });
+});
