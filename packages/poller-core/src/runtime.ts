@@ -1,1 +1,78 @@
-export const notImplemented = true;
+/**
+ * @agent/poller-core/runtime — daemon-only pieces: registry, validation, reload plan, scheduler,
+ * runner service, metrics and the state store interface.
+ */
+export { systemClock, sleep, type Clock, type TimerCallback } from './clock.js';
+export {
+  createKindRegistry,
+  kindsOfModule,
+  loadKindPackages,
+  type KindPackageFailure,
+  type KindRegistry,
+  type LoadKindPackagesResult,
+} from './registry.js';
+export {
+  issueLines,
+  validateJob,
+  validateJobs,
+  type Destination,
+  type JobDefinition,
+  type RejectedJob,
+  type ValidationResult,
+} from './validate.js';
+export { planReload, type ReloadPlan } from './plan.js';
+export {
+  breakerBackoffMs,
+  isValidTimeZone,
+  jitterBound,
+  leaseTtlMs,
+  MAX_TIMER_MS,
+  parseRfc3339,
+  parseSchedule,
+  transientBackoffMs,
+  withJitter,
+  zoneOffsetMs,
+  type ParseResult,
+  type Schedule,
+  type ScheduleSpec,
+} from './schedule.js';
+export { createPollerMetrics, LATENCY_BUCKETS_MS, type JobLabels, type PollerMetrics } from './metrics.js';
+export {
+  executeTick,
+  pollerHttp,
+  SEEN_MIN,
+  type DeliveryRequest,
+  type Dispatcher,
+  type RunnerEnv,
+  type RunnerSettings,
+  type TickOptions,
+  type TickOutcome,
+  type TickReport,
+} from './runner.js';
+export {
+  createPollerService,
+  type BreakerName,
+  type JobDetail,
+  type JobSummary,
+  type PollerService,
+  type PollerServiceOptions,
+  type RunResult,
+} from './service.js';
+export {
+  BREAKER_CLOSED,
+  BREAKER_HALF_OPEN,
+  BREAKER_OPEN,
+  DELIVERY_LOG_LIMIT,
+  emptyJobState,
+  type BreakerState,
+  type CommitOps,
+  type DeliveryRecord,
+  type Fence,
+  type JobState,
+  type JobStatePatch,
+  type LeaseGrant,
+  type LeaseInfo,
+  type StateStore,
+  type TickStatus,
+} from './store.js';
+export { isLeaseLost, hasCode } from './errors.js';

@@ -1,1 +1,501 @@
-export const notImplemented = true;
+/**
+ * @agent/poller-core/testing — for kind authors and runner tests: the conformance suite
+ * (`testPollerKind`, runs inside vitest), an in-memory state store, a fake clock, a recording
+ * dispatcher and a minimal config snapshot builder.
+ */
+import type { ConfigIssue, ConfigSnapshot, LoadedJob, PollersSettings } from '@agent/config-snapshot';
+import { compileSchema } from '@agent/config-snapshot';
+import { createGuardedHttp, type GuardedHttpOptions } from '@agent/guarded-http';
+import { silentLogger } from '@agent/log';
+import { describe, expect, it } from 'vitest';
+import type { Clock, TimerCallback } from './clock.js';
+import { classifyError } from './errors.js';
+import {
+  isPollerKind,
+  type JsonValue,
+  type PollerKind,
+  type ResolvedAccount,
+  type TickContext,
+  type TickResult,
+} from './kind.js';
+import { pollerHttp, type DeliveryRequest, type Dispatcher } from './runner.js';
+import { validateTemplate } from './template.js';
+
+export {
+  createMemoryStateStore,
+  type MemoryStateStore,
+  type MemoryStateStoreOptions,
+} from './memory-store.js';
+
+// ---- fake clock ------------------------------------------------------------------------------------
+
+export interface FakeClock extends Clock {
+  /** Moves time forward, firing due timers in order and letting promises settle between them. */
+  advance(ms: number): Promise<void>;
+  /** Advances to the next pending timer (if any) and fires it. */
+  next(): Promise<boolean>;
+  /** Due time of the earliest pending timer. */
+  nextTimerAt(): number | null;
+  pendingTimers(): number;
+}
+
+/** Lets queued promise callbacks and immediates run. */
+export async function settle(rounds = 20): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise<void>((r) => setImmediate(r));
+}
+
+export function createFakeClock(start: number | string = '2026-01-01T00:00:00Z'): FakeClock {
+  let now = typeof start === 'string' ? Date.parse(start) : start;
+  let seq = 0;
+  const timers = new Map<number, { at: number; seq: number; cb: TimerCallback }>();
+  const earliest = () => {
+    let best: [number, { at: number; seq: number; cb: TimerCallback }] | null = null;
+    for (const e of timers)
+      if (!best || e[1].at < best[1].at || (e[1].at === best[1].at && e[1].seq < best[1].seq)) best = e;
+    return best;
+  };
+  const fire = async (id: number) => {
+    const t = timers.get(id)!;
+    timers.delete(id);
+    now = Math.max(now, t.at);
+    let r: unknown;
+    try {
+      r = t.cb();
+    } catch {
+      r = undefined;
+    }
+    if (r instanceof Promise) await Promise.race([r.catch(() => {}), settle()]);
+    await settle();
+  };
+  const clock: FakeClock = {
+    now: () => now,
+    setTimer(cb, ms) {
+      const id = ++seq;
+      timers.set(id, { at: now + Math.max(0, ms), seq: id, cb });
+      return id;
+    },
+    clearTimer(h) {
+      timers.delete(h as number);
+    },
+    async advance(ms) {
+      const target = now + ms;
+      await settle();
+      for (;;) {
+        const e = earliest();
+        if (!e || e[1].at > target) break;
+        await fire(e[0]);
+      }
+      now = Math.max(now, target);
+      await settle();
+    },
+    async next() {
+      await settle();
+      const e = earliest();
+      if (!e) return false;
+      await fire(e[0]);
+      return true;
+    },
+    nextTimerAt: () => earliest()?.[1].at ?? null,
+    pendingTimers: () => timers.size,
+  };
+  return clock;
+}
+
+// ---- dispatcher ------------------------------------------------------------------------------------
+
+export interface TestDispatcher extends Dispatcher {
+  /** Every accepted delivery, in order. */
+  readonly deliveries: DeliveryRequest[];
+  /** Texts of accepted deliveries to `channel` (all channels when omitted). */
+  texts(channel?: string): string[];
+  /** The next `n` deliveries fail with `error` (default: a network-like error). */
+  failNext(n?: number, error?: unknown): void;
+  /** Deliveries matching `predicate` fail until cleared with `failWhen(null)`. */
+  failWhen(predicate: ((m: DeliveryRequest) => boolean) | null, error?: unknown): void;
+  /** Number of attempts, failed ones included. */
+  attempts(): number;
+}
+
+export function createTestDispatcher(): TestDispatcher {
+  const deliveries: DeliveryRequest[] = [];
+  let failCount = 0;
+  let failError: unknown = null;
+  let predicate: ((m: DeliveryRequest) => boolean) | null = null;
+  let predicateError: unknown = null;
+  let attempts = 0;
+  return {
+    deliveries,
+    async deliver(m) {
+      attempts++;
+      if (failCount > 0) {
+        failCount--;
+        throw failError ?? Object.assign(new Error('channel unavailable'), { code: 'CHANNEL_UNAVAILABLE' });
+      }
+      if (predicate?.(m))
+        throw (
+          predicateError ?? Object.assign(new Error('channel unavailable'), { code: 'CHANNEL_UNAVAILABLE' })
+        );
+      deliveries.push({ ...m, signal: undefined });
+    },
+    texts: (channel) =>
+      deliveries.filter((d) => channel === undefined || d.channel === channel).map((d) => d.text),
+    failNext(n = 1, error) {
+      failCount = n;
+      failError = error ?? null;
+    },
+    failWhen(p, error) {
+      predicate = p;
+      predicateError = error ?? null;
+    },
+    attempts: () => attempts,
+  };
+}
+
+// ---- snapshot --------------------------------------------------------------------------------------
+
+export interface TestJobSpec {
+  id: string;
+  kind: string;
+  agent: string;
+  schedule: Record<string, unknown>;
+  config: Record<string, unknown>;
+  failure_to?: { channel: string; to: string };
+  paused_on_boot?: boolean;
+}
+
+export interface TestSnapshotOptions {
+  /** Agent id -> channels it has bindings for, and its credentials (kind -> account). */
+  agents?: Record<string, { channels: string[]; credentials?: Record<string, string> }>;
+  jobs?: TestJobSpec[];
+  settings?: Partial<PollersSettings>;
+  /** Provider-account plugin files: name -> account name -> block. */
+  accounts?: Record<string, Record<string, Record<string, unknown>>>;
+  version?: number;
+  configDir?: string;
+  /** Secret values `redact` replaces. */
+  secrets?: string[];
+  /** Envelope-invalid jobs. */
+  rejected?: { id?: string; index: number; message: string }[];
+}
+
+/**
+ * A minimal `ConfigSnapshot` for tests: agents with bindings, jobs (whose envelopes are taken as valid)
+ * and poller settings with the spec defaults. The daemon uses `loadConfig` of `@agent/config-snapshot`.
+ */
+export function createTestSnapshot(opts: TestSnapshotOptions = {}): ConfigSnapshot {
+  const file = 'config/pollers.yaml';
+  const issue = (
+    index: number,
+    jobId: string | undefined,
+    path: (string | number)[],
+    message: string,
+    hint?: string,
+    code = 'CONFIG_INVALID_VALUE',
+  ): ConfigIssue => ({
+    code,
+    severity: 'error',
+    scope: 'job',
+    file,
+    path: ['pollers', 'jobs', index, ...path]
+      .map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`))
+      .join('')
+      .replace(/^\./, '')
+      .replace(/\.\[/g, '['),
+    message,
+    ...(hint ? { hint } : {}),
+    ...(jobId ? { jobId } : {}),
+  });
+  const agents = new Map(
+    Object.entries(opts.agents ?? { assistant: { channels: ['chat_a', 'chat_b', 'log'] } }).map(([id, a]) => [
+      id,
+      {
+        id,
+        version: opts.version ?? 1,
+        file: `config/agents.d/${id}.yaml`,
+        definition: {
+          model: { provider: 'p', name: 'm', max_tokens: 1024, max_tool_rounds: 8 },
+          system_prompt: '',
+          inbound_bindings: a.channels.map((plugin) => ({
+            plugin,
+            allowed_tools: ['*'],
+            outbound_allowlist: {},
+            system_prompt_extra: '',
+          })),
+          credentials: a.credentials ?? {},
+        },
+        workspace: `data/agents/${id}/workspace`,
+        skillsDir: `data/agents/${id}/skills`,
+        transcriptsDir: `data/agents/${id}/transcripts`,
+      },
+    ]),
+  );
+  const jobs: LoadedJob[] = (opts.jobs ?? []).map((spec, index) => ({
+    index,
+    spec: { paused_on_boot: false, ...spec } as LoadedJob['spec'],
+    issueAt: (path, message, hint, code) => issue(index, spec.id, [...path], message, hint, code),
+  }));
+  const plugins = new Map(
+    Object.entries(opts.accounts ?? {}).map(([name, accounts]) => [
+      name,
+      { name, file: `config/plugins/${name}.yaml`, instances: {}, rawInstances: {}, accounts },
+    ]),
+  );
+  const secrets = (opts.secrets ?? []).filter((s) => s.length >= 4);
+  const redact = (t: string) => secrets.reduce((acc, s) => acc.split(s).join('[redacted]'), t);
+  const settings = {
+    enabled: true,
+    state_db: './data/poller.db',
+    default_jitter_ms: 0,
+    lease_ttl_factor: 2,
+    failure_alert_cooldown_secs: 3600,
+    breaker_threshold: 5,
+    kind_packages: [],
+    ...opts.settings,
+  } as PollersSettings;
+  return {
+    version: opts.version ?? 1,
+    configDir: opts.configDir ?? 'config',
+    llm: { providers: {} },
+    agents,
+    pollers: {
+      file,
+      settings,
+      jobs,
+      rejected: (opts.rejected ?? []).map((r) => ({
+        ...(r.id ? { id: r.id } : {}),
+        index: r.index,
+        issues: [issue(r.index, r.id, [], r.message)],
+      })),
+    },
+    broker: {},
+    memory: {},
+    runtime: {},
+    plugins,
+    legacyMailPoller: null,
+    secretFiles: [],
+    contentHash: `test-${opts.version ?? 1}`,
+    redact,
+    provider: () => undefined,
+  } as unknown as ConfigSnapshot;
+}
+
+// ---- conformance suite -----------------------------------------------------------------------------
+
+export interface ConformanceSource {
+  /** A full, valid job config pointing at the source. */
+  config: Record<string, unknown>;
+  close?(): Promise<void> | void;
+}
+
+export interface ConformanceOptions {
+  /** Configs the schema and the kind's checks must accept (each a full job config). */
+  validConfigs: Record<string, unknown>[];
+  /** Configs the schema or the kind's checks must reject. */
+  invalidConfigs: unknown[];
+  /** Account handed to `createShared` (kinds with `credentials`). */
+  account?: ResolvedAccount;
+  /** Options of the guarded HTTP client ticks get (e.g. a resolver for fixture servers). */
+  http?: GuardedHttpOptions;
+  /** Sources (usually loopback fixture servers) for the tick checks. */
+  scenarios?: {
+    /** Answers normally and deterministically. */
+    ok?: () => Promise<ConformanceSource> | ConformanceSource;
+    /** Fails in a way that must be Transient (e.g. 503). */
+    transient?: () => Promise<ConformanceSource> | ConformanceSource;
+    /** Fails in a way that must be Permanent (e.g. 401 after refresh, 404). */
+    permanent?: () => Promise<ConformanceSource> | ConformanceSource;
+    /** Never answers: the tick must end promptly once its signal aborts. */
+    hang?: () => Promise<ConformanceSource> | ConformanceSource;
+  };
+  /** How long an aborted tick may take to settle (default 1000 ms). */
+  abortWithinMs?: number;
+}
+
+function checksOf(kind: PollerKind, config: unknown): string[] {
+  const fn = compileSchema(kind.configSchema);
+  const copy = structuredClone(config);
+  if (!fn(copy)) return (fn.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'invalid'}`);
+  const c = copy as Record<string, unknown>;
+  const out =
+    typeof c.message_template === 'string' ? validateTemplate(c.message_template, kind.placeholders) : [];
+  return [...out, ...(kind.validate?.(c, { jobId: 'conformance', agentId: 'conformance' }) ?? [])];
+}
+
+/** Runs one tick of `kind` outside the runner, as the runner would. */
+export async function runKindTick(
+  kind: PollerKind,
+  config: Record<string, unknown>,
+  options: {
+    cursor?: JsonValue | null;
+    signal?: AbortSignal;
+    account?: ResolvedAccount;
+    http?: GuardedHttpOptions;
+    shared?: unknown;
+  } = {},
+): Promise<TickResult> {
+  const fn = compileSchema(kind.configSchema);
+  const cfg = structuredClone(config);
+  fn(cfg);
+  const base = createGuardedHttp(options.http ?? {});
+  const signal = options.signal ?? new AbortController().signal;
+  const http = pollerHttp(base, signal, cfg.allow_private_networks === true);
+  try {
+    const shared =
+      options.shared !== undefined
+        ? options.shared
+        : kind.createShared
+          ? await kind.createShared({
+              agentId: 'conformance',
+              account: options.account ?? null,
+              http,
+              logger: silentLogger,
+            })
+          : undefined;
+    const ctx: TickContext = {
+      job: { id: 'conformance', agent: 'conformance', kind: kind.kind },
+      config: cfg,
+      cursor: options.cursor ?? null,
+      shared,
+      http,
+      signal,
+      logger: silentLogger,
+      now: () => new Date(),
+    };
+    try {
+      return await kind.tick(ctx);
+    } finally {
+      if (options.shared === undefined) await (shared as { close?: () => unknown } | undefined)?.close?.();
+    }
+  } finally {
+    await base.close();
+  }
+}
+
+async function withSource(
+  make: () => Promise<ConformanceSource> | ConformanceSource,
+  fn: (s: ConformanceSource) => Promise<void>,
+): Promise<void> {
+  const src = await make();
+  try {
+    await fn(src);
+  } finally {
+    await src.close?.();
+  }
+}
+
+/**
+ * Registers vitest tests that every kind must pass: definition, schema accepts/rejects, template
+ * placeholders, first tick with a null cursor, cursor JSON round trip, stable string ids, prompt
+ * abort, and Transient/Permanent classification (given fixture sources).
+ */
+export function testPollerKind(kind: PollerKind, options: ConformanceOptions): void {
+  const tickOpts = {
+    ...(options.account ? { account: options.account } : {}),
+    ...(options.http ? { http: options.http } : {}),
+  };
+  describe(`poller kind conformance: ${String(kind?.kind)}`, () => {
+    it('is a branded, frozen kind definition with a valid name', () => {
+      expect(isPollerKind(kind)).toBe(true);
+      expect(Object.isFrozen(kind)).toBe(true);
+      expect(kind.kind).toMatch(/^[a-z][a-z0-9_]*$/);
+      expect(kind.apiVersion).toBe(1);
+    });
+
+    it('accepts every valid config (schema, template placeholders, kind checks)', () => {
+      expect(options.validConfigs.length).toBeGreaterThan(0);
+      for (const c of options.validConfigs) expect(checksOf(kind, c), JSON.stringify(c)).toEqual([]);
+    });
+
+    it('rejects every invalid config', () => {
+      expect(options.invalidConfigs.length).toBeGreaterThan(0);
+      for (const c of options.invalidConfigs)
+        expect(checksOf(kind, c).length, JSON.stringify(c)).toBeGreaterThan(0);
+    });
+
+    const ok = options.scenarios?.ok;
+    if (ok) {
+      it('first tick with a null cursor returns items with unique string ids, oldest first', async () => {
+        await withSource(ok, async (src) => {
+          const r = await runKindTick(kind, src.config, { ...tickOpts, cursor: null });
+          expect(Array.isArray(r.items)).toBe(true);
+          const ids = r.items.map((i) => i.id);
+          for (const id of ids) expect(typeof id === 'string' && id.length > 0).toBe(true);
+          expect(new Set(ids).size).toBe(ids.length);
+        });
+      });
+
+      it('ids are stable: the same source and cursor give the same ids', async () => {
+        await withSource(ok, async (src) => {
+          const a = await runKindTick(kind, src.config, { ...tickOpts, cursor: null });
+          const b = await runKindTick(kind, src.config, { ...tickOpts, cursor: null });
+          expect(b.items.map((i) => i.id)).toEqual(a.items.map((i) => i.id));
+        });
+      });
+
+      it('the cursor survives a JSON round trip and is accepted by the next tick', async () => {
+        await withSource(ok, async (src) => {
+          const first = await runKindTick(kind, src.config, { ...tickOpts, cursor: null });
+          const cursor =
+            first.cursor === undefined ? null : (JSON.parse(JSON.stringify(first.cursor)) as JsonValue);
+          expect(cursor).toEqual(first.cursor === undefined ? null : first.cursor);
+          const second = await runKindTick(kind, src.config, { ...tickOpts, cursor });
+          expect(Array.isArray(second.items)).toBe(true);
+        });
+      });
+
+      it('item fields render every placeholder of the template', async () => {
+        await withSource(ok, async (src) => {
+          const r = await runKindTick(kind, src.config, { ...tickOpts, cursor: null });
+          for (const item of r.items)
+            expect(typeof item.fields === 'function' || typeof item.fields === 'object').toBe(true);
+        });
+      });
+    }
+
+    const limit = options.abortWithinMs ?? 1000;
+    it(`honours an aborted signal within ${limit} ms`, async () => {
+      const make = options.scenarios?.hang ?? ok ?? (() => ({ config: options.validConfigs[0]! }));
+      await withSource(make, async (src) => {
+        const ac = new AbortController();
+        const started = Date.now();
+        const p = runKindTick(kind, src.config, { ...tickOpts, signal: ac.signal }).then(
+          () => 'resolved',
+          () => 'rejected',
+        );
+        setTimeout(
+          () => ac.abort(new Error('aborted by the conformance suite')),
+          options.scenarios?.hang ? 50 : 0,
+        );
+        const outcome = await p;
+        expect(['resolved', 'rejected']).toContain(outcome);
+        expect(Date.now() - started).toBeLessThan(limit + (options.scenarios?.hang ? 50 : 0));
+        if (options.scenarios?.hang) expect(outcome).toBe('rejected');
+      });
+    });
+
+    const transient = options.scenarios?.transient;
+    if (transient)
+      it('maps a transient source failure to a Transient error', async () => {
+        await withSource(transient, async (src) => {
+          const err = await runKindTick(kind, src.config, tickOpts).then(
+            () => null,
+            (e: unknown) => e,
+          );
+          expect(err).not.toBeNull();
+          expect(classifyError(err)).toBe('transient');
+        });
+      });
+
+    const permanent = options.scenarios?.permanent;
+    if (permanent)
+      it('maps a permanent source failure to a Permanent error (code POLLER_PERMANENT)', async () => {
+        await withSource(permanent, async (src) => {
+          const err = await runKindTick(kind, src.config, tickOpts).then(
+            () => null,
+            (e: unknown) => e,
+          );
+          expect((err as { code?: string } | null)?.code).toBe('POLLER_PERMANENT');
+        });
+      });
+  });
+}

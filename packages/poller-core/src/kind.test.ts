@@ -1,0 +1,147 @@
+import { describe, expect, it } from 'vitest';
+import { scriptedKind } from '../test/helpers.js';
+import {
+  classifyError,
+  classifyHttpStatus,
+  definePollerKind,
+  isPollerKind,
+  PermanentError,
+  renderTemplate,
+  safeReason,
+  sourceKeyOf,
+  templatePlaceholders,
+  TransientError,
+  validateTemplate,
+  withBaseConfig,
+} from './index.js';
+import { createKindRegistry } from './runtime.js';
+
+const base = {
+  kind: 'demo',
+  apiVersion: 1 as const,
+  configSchema: withBaseConfig({}),
+  placeholders: ['a'],
+  tick: async () => ({ items: [] }),
+};
+
+describe('definePollerKind', () => {
+  it('freezes and brands a valid definition', () => {
+    const k = definePollerKind(base);
+    expect(Object.isFrozen(k)).toBe(true);
+    expect(isPollerKind(k)).toBe(true);
+    expect(isPollerKind({ ...base })).toBe(false);
+  });
+
+  it.each([
+    [{ kind: 'Bad-Name' }, 'POLLER_INVALID_KIND', /must match/],
+    [{ apiVersion: 2 }, 'POLLER_KIND_API_VERSION', /apiVersion 2 is not supported/],
+    [{ tick: undefined }, 'POLLER_INVALID_KIND', /tick must be a function/],
+    [{ configSchema: { type: 'object', properties: {} } }, 'POLLER_INVALID_KIND', /must declare "deliver"/],
+    [
+      { configSchema: withBaseConfig({ properties: { x: { type: 'nonsense' } } }) },
+      'POLLER_INVALID_KIND',
+      /does not compile/,
+    ],
+    [{ placeholders: 'some' }, 'POLLER_INVALID_KIND', /placeholders/],
+  ])('refuses %j', (over, code, text) => {
+    let err: unknown;
+    try {
+      definePollerKind({ ...base, ...over } as never);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code });
+    expect((err as Error).message).toMatch(text);
+  });
+});
+
+describe('kind registry', () => {
+  it('refuses duplicates, non-kinds and foreign API versions with codes', () => {
+    const r = createKindRegistry([scriptedKind('one').kind]);
+    expect(() => r.register(scriptedKind('one').kind, '@acme/one')).toThrow(
+      expect.objectContaining({ code: 'POLLER_DUPLICATE_KIND' }),
+    );
+    expect(() => r.register({ kind: 'x', tick() {} })).toThrow(
+      expect.objectContaining({ code: 'POLLER_NOT_A_KIND' }),
+    );
+    const forged = Object.freeze({
+      ...base,
+      kind: 'forged',
+      apiVersion: 2,
+      [Symbol.for('@agent/poller-kind')]: 2,
+    });
+    expect(() => r.register(forged)).toThrow(expect.objectContaining({ code: 'POLLER_KIND_API_VERSION' }));
+    expect(r.list().map((k) => k.kind)).toEqual(['one']);
+  });
+
+  it('recognises a kind branded by another copy of the package (registered symbol)', () => {
+    const copy = { ...base, kind: 'copy' };
+    Object.defineProperty(copy, Symbol.for('@agent/poller-kind'), { value: 1 });
+    Object.freeze(copy);
+    expect(() => createKindRegistry([copy])).not.toThrow();
+  });
+});
+
+describe('errors', () => {
+  it('classifies by code, never by instanceof or message', () => {
+    expect(classifyError(new PermanentError('x'))).toBe('permanent');
+    expect(classifyError({ code: 'POLLER_PERMANENT' })).toBe('permanent');
+    expect(classifyError(new TransientError('401 in the text'))).toBe('transient');
+    expect(classifyError(new Error('401 Unauthorized'))).toBe('transient');
+  });
+
+  it('classifyHttpStatus', () => {
+    expect([200, 304, 401, 403, 404, 408, 425, 429, 500, 503].map(classifyHttpStatus)).toEqual([
+      'ok',
+      'ok',
+      'permanent',
+      'permanent',
+      'permanent',
+      'transient',
+      'transient',
+      'transient',
+      'transient',
+      'transient',
+    ]);
+  });
+
+  it('safeReason drops query strings and userinfo and stays short', () => {
+    expect(safeReason(new Error('GET https://u:pw@h.test/a/b?token=zzz#f failed'))).toBe(
+      'GET https://h.test/a/b failed',
+    );
+    expect(safeReason('x'.repeat(500)).length).toBe(200);
+  });
+});
+
+describe('templates', () => {
+  it('renders placeholders literally, never re-expanding values', () => {
+    expect(renderTemplate('{title} by {who}', { title: '{who}', who: 'ana' })).toBe('{who} by ana');
+    expect(renderTemplate('{{literal}} {a}', { a: '1' })).toBe('{literal} 1');
+    expect(renderTemplate('📞 {x} — teléfono', (n) => (n === 'x' ? 'ñ' : undefined))).toBe('📞 ñ — teléfono');
+    expect(renderTemplate('{missing}!', {})).toBe('!');
+  });
+
+  it('lists and validates placeholders', () => {
+    expect(templatePlaceholders('{a} {b} {a}')).toEqual(['a', 'b']);
+    expect(validateTemplate('{a} {c}', ['a', 'b'])).toEqual([
+      'unknown placeholder "{c}"; valid placeholders: {a}, {b}',
+    ]);
+    expect(validateTemplate('{anything}', 'any')).toEqual([]);
+    expect(validateTemplate('oops }', ['a'])[0]).toMatch(/lone "}"/);
+  });
+});
+
+describe('sourceKeyOf', () => {
+  it('ignores template, deliver, max_per_tick and dispatch_delay_ms', () => {
+    const k = definePollerKind(base);
+    const a = sourceKeyOf(k, {
+      url: 'u',
+      message_template: 'a',
+      deliver: { channel: 'c', to: 't' },
+      max_per_tick: 1,
+    });
+    const b = sourceKeyOf(k, { message_template: 'b', url: 'u', dispatch_delay_ms: 9 });
+    expect(a).toBe(b);
+    expect(sourceKeyOf(k, { url: 'v' })).not.toBe(a);
+  });
+});

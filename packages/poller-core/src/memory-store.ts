@@ -1,0 +1,144 @@
+/** In-memory `StateStore` with the same semantics as the SQLite one (tests, `./testing`). */
+import { LeaseLostError } from './errors.js';
+import type { JsonValue } from './kind.js';
+import {
+  DELIVERY_LOG_LIMIT,
+  emptyJobState,
+  type CommitOps,
+  type DeliveryRecord,
+  type Fence,
+  type JobState,
+  type JobStatePatch,
+  type LeaseGrant,
+  type LeaseInfo,
+  type StateStore,
+} from './store.js';
+
+export interface MemoryStateStoreOptions {
+  /** Clock for lease expiry; default `Date.now`. */
+  now?: () => number;
+}
+
+export interface MemoryStateStore extends StateStore {
+  /** Seen ids of a job, oldest first. */
+  seenIds(jobId: string): string[];
+}
+
+function clone<T>(v: T): T {
+  return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
+}
+
+export function createMemoryStateStore(options: MemoryStateStoreOptions = {}): MemoryStateStore {
+  const now = options.now ?? Date.now;
+  const states = new Map<string, JobState>();
+  const seen = new Map<string, Map<string, number>>();
+  const deliveries = new Map<string, DeliveryRecord[]>();
+  const leases = new Map<string, LeaseInfo>();
+  let seq = 0;
+
+  const checkFence = (jobId: string, fence: Fence | null | undefined) => {
+    if (!fence) return;
+    const l = leases.get(jobId);
+    if (!l || l.holder !== fence.holder || l.epoch !== fence.epoch) throw new LeaseLostError();
+  };
+
+  const store: MemoryStateStore = {
+    async load(jobId) {
+      const s = states.get(jobId);
+      return s ? clone(s) : null;
+    },
+    async loadAll() {
+      return [...states.values()].map(clone).sort((a, b) => (a.jobId < b.jobId ? -1 : 1));
+    },
+    async init(jobId, initial: JobStatePatch = {}) {
+      if (!states.has(jobId)) states.set(jobId, { ...emptyJobState(jobId), ...clone(initial) });
+      return clone(states.get(jobId)!);
+    },
+    async commit(jobId, ops: CommitOps, fence) {
+      checkFence(jobId, fence);
+      const cur = states.get(jobId) ?? emptyJobState(jobId);
+      const next = { ...cur, ...clone(ops.state ?? {}) } as JobState;
+      if (ops.state && 'cursor' in ops.state) next.cursor = clone(ops.state.cursor as JsonValue | null);
+      let set = seen.get(jobId) ?? new Map<string, number>();
+      if (ops.clearSeen) set = new Map();
+      for (const id of ops.addSeen ?? []) if (!set.has(id)) set.set(id, ++seq);
+      if (ops.seenLimit !== undefined && set.size > ops.seenLimit) {
+        const keep = new Set(ops.keepSeen ?? []);
+        const order = [...set.entries()].sort((a, b) => a[1] - b[1]);
+        let excess = set.size - ops.seenLimit;
+        for (const [id] of order) {
+          if (excess <= 0) break;
+          if (keep.has(id)) continue;
+          set.delete(id);
+          excess--;
+        }
+      }
+      states.set(jobId, next);
+      seen.set(jobId, set);
+      if (ops.clearSeen) deliveries.delete(jobId);
+      if (ops.delivery) {
+        const list = deliveries.get(jobId) ?? [];
+        list.push({ ...ops.delivery });
+        if (list.length > DELIVERY_LOG_LIMIT) list.splice(0, list.length - DELIVERY_LOG_LIMIT);
+        deliveries.set(jobId, list);
+      }
+    },
+    async seenAmong(jobId, ids) {
+      const set = seen.get(jobId);
+      return new Set(ids.filter((id) => set?.has(id)));
+    },
+    async seenCount(jobId) {
+      return seen.get(jobId)?.size ?? 0;
+    },
+    async deliveries(jobId, limit = DELIVERY_LOG_LIMIT) {
+      return (deliveries.get(jobId) ?? []).slice(-limit).map((d) => ({ ...d }));
+    },
+    async deleteJob(jobId) {
+      states.delete(jobId);
+      seen.delete(jobId);
+      deliveries.delete(jobId);
+      leases.delete(jobId);
+    },
+    async acquireLease(jobId, holder, ttlMs): Promise<LeaseGrant | null> {
+      const t = now();
+      const l = leases.get(jobId);
+      if (l && l.holder !== null && l.holder !== holder && l.expiresAt > t) return null;
+      const takeover = !!l && l.holder !== null && l.holder !== holder;
+      const grant: LeaseInfo = { holder, epoch: (l?.epoch ?? 0) + 1, expiresAt: t + ttlMs };
+      leases.set(jobId, grant);
+      return {
+        holder,
+        epoch: grant.epoch,
+        expiresAt: grant.expiresAt,
+        takeover,
+        previousHolder: l?.holder ?? null,
+      };
+    },
+    async renewLease(jobId, fence, ttlMs) {
+      const l = leases.get(jobId);
+      if (!l || l.holder !== fence.holder || l.epoch !== fence.epoch) return false;
+      l.expiresAt = now() + ttlMs;
+      return true;
+    },
+    async releaseLease(jobId, fence) {
+      const l = leases.get(jobId);
+      if (l && l.holder === fence.holder && l.epoch === fence.epoch)
+        leases.set(jobId, { holder: null, epoch: l.epoch, expiresAt: now() });
+    },
+    async revokeLease(jobId) {
+      const l = leases.get(jobId);
+      leases.set(jobId, { holder: null, epoch: (l?.epoch ?? 0) + 1, expiresAt: now() });
+    },
+    async getLease(jobId) {
+      const l = leases.get(jobId);
+      return l ? { ...l } : null;
+    },
+    async close() {},
+    seenIds(jobId) {
+      return [...(seen.get(jobId) ?? new Map<string, number>()).entries()]
+        .sort((a, b) => a[1] - b[1])
+        .map(([id]) => id);
+    },
+  };
+  return store;
+}

@@ -1,0 +1,129 @@
+/** The spec's poller series, on an injected prom-client `Registry` (never the global one). */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { TickStatus } from './store.js';
+
+export const LATENCY_BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000];
+const STATUSES: TickStatus[] = ['ok', 'transient', 'permanent', 'skipped'];
+
+export interface JobLabels {
+  kind: string;
+  agent: string;
+  job_id: string;
+}
+
+export interface PollerMetrics {
+  tick(labels: JobLabels, status: TickStatus, latencyMs?: number): void;
+  itemsSeen(labels: JobLabels, n: number): void;
+  itemsDispatched(labels: JobLabels, n: number): void;
+  consecutiveErrors(jobId: string, n: number): void;
+  breakerState(jobId: string, state: 0 | 1 | 2): void;
+  leaseTakeover(jobId: string): void;
+  /** Deletes every series of the job (removed or replaced jobs). */
+  removeJob(labels: JobLabels): void;
+}
+
+function getOrCreate<T>(registry: Registry, name: string, make: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+}
+
+export function createPollerMetrics(registry: Registry): PollerMetrics {
+  const registers = [registry];
+  const ticks = getOrCreate(
+    registry,
+    'poller_ticks_total',
+    () =>
+      new Counter({
+        name: 'poller_ticks_total',
+        help: 'Poller ticks by outcome.',
+        labelNames: ['kind', 'agent', 'job_id', 'status'],
+        registers,
+      }),
+  );
+  const latency = getOrCreate(
+    registry,
+    'poller_latency_ms',
+    () =>
+      new Histogram({
+        name: 'poller_latency_ms',
+        help: 'Tick duration in milliseconds (fetch and delivery).',
+        labelNames: ['kind', 'agent', 'job_id'],
+        buckets: LATENCY_BUCKETS_MS,
+        registers,
+      }),
+  );
+  const seen = getOrCreate(
+    registry,
+    'poller_items_seen_total',
+    () =>
+      new Counter({
+        name: 'poller_items_seen_total',
+        help: 'New items found by ticks.',
+        labelNames: ['kind', 'agent', 'job_id'],
+        registers,
+      }),
+  );
+  const dispatched = getOrCreate(
+    registry,
+    'poller_items_dispatched_total',
+    () =>
+      new Counter({
+        name: 'poller_items_dispatched_total',
+        help: 'Items delivered to their channel.',
+        labelNames: ['kind', 'agent', 'job_id'],
+        registers,
+      }),
+  );
+  const errors = getOrCreate(
+    registry,
+    'poller_consecutive_errors',
+    () =>
+      new Gauge({
+        name: 'poller_consecutive_errors',
+        help: 'Consecutive Transient errors of a job.',
+        labelNames: ['job_id'],
+        registers,
+      }),
+  );
+  const breaker = getOrCreate(
+    registry,
+    'poller_breaker_state',
+    () =>
+      new Gauge({
+        name: 'poller_breaker_state',
+        help: 'Breaker state: 0 closed, 1 half-open, 2 open.',
+        labelNames: ['job_id'],
+        registers,
+      }),
+  );
+  const takeovers = getOrCreate(
+    registry,
+    'poller_lease_takeovers_total',
+    () =>
+      new Counter({
+        name: 'poller_lease_takeovers_total',
+        help: 'Expired leases of another holder taken over.',
+        labelNames: ['job_id'],
+        registers,
+      }),
+  );
+  return {
+    tick(labels, status, latencyMs) {
+      ticks.inc({ ...labels, status });
+      if (latencyMs !== undefined) latency.observe(labels, latencyMs);
+    },
+    itemsSeen: (labels, n) => seen.inc(labels, n),
+    itemsDispatched: (labels, n) => dispatched.inc(labels, n),
+    consecutiveErrors: (jobId, n) => errors.set({ job_id: jobId }, n),
+    breakerState: (jobId, s) => breaker.set({ job_id: jobId }, s),
+    leaseTakeover: (jobId) => takeovers.inc({ job_id: jobId }),
+    removeJob(labels) {
+      for (const status of STATUSES) ticks.remove({ ...labels, status });
+      latency.remove(labels);
+      seen.remove(labels);
+      dispatched.remove(labels);
+      errors.remove({ job_id: labels.job_id });
+      breaker.remove({ job_id: labels.job_id });
+      takeovers.remove({ job_id: labels.job_id });
+    },
+  };
+}

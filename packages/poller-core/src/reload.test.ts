@@ -1,0 +1,127 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { harness, items, job, metricValue } from '../test/helpers.js';
+import { createTestSnapshot } from './testing.js';
+
+const MIN = 60_000;
+let stops: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const s of stops) await s();
+  stops = [];
+});
+
+function next(nextJobs: ReturnType<typeof job>[], settings = {}) {
+  return createTestSnapshot({
+    version: 2,
+    jobs: nextJobs,
+    settings: { default_jitter_ms: 0, breaker_threshold: 3, ...settings },
+  });
+}
+
+function setup(jobs = [job('keep'), job('chg'), job('src'), job('gone')]) {
+  const h = harness({ jobs });
+  stops.push(() => h.service.stop());
+  return { ...h, next };
+}
+
+describe('reload', () => {
+  it('applies add, replace, remove and keep; replace keeps the cursor unless the source changed', async () => {
+    const h = setup();
+    h.fake.setDefault({ items: items(1), cursor: 'c1' });
+    await h.service.start();
+    await h.clock.advance(0);
+    const plan = await h.service.reload(
+      h.next([
+        job('keep'),
+        job('chg', { config: { message_template: 'Changed {title}' } }),
+        job('src', { config: { source: 's2' } }),
+        job('new'),
+      ]),
+    );
+    expect(plan).toEqual({
+      add: ['new'],
+      replace: ['chg', 'src'],
+      remove: ['gone'],
+      keep: ['keep'],
+      rejected: [],
+    });
+    expect((await h.store.load('chg'))!.cursor).toBe('c1');
+    expect((await h.store.load('src'))!.cursor).toBeNull();
+    expect(await h.store.seenCount('src')).toBe(0);
+    expect(await h.store.load('gone')).toBeNull();
+    expect((await h.service.list()).map((j) => j.id)).toEqual(['chg', 'keep', 'new', 'src']);
+    // The replaced job renders with its new template.
+    h.fake.setDefault({ items: items(1, 2), cursor: 'c2' });
+    await h.clock.advance(MIN);
+    expect(h.dispatcher.texts()).toContain('Changed item 2');
+  });
+
+  it('an invalid new definition keeps the job running on its old one', async () => {
+    const h = setup([job('a')]);
+    h.fake.setDefault({ items: [] });
+    await h.service.start();
+    await h.clock.advance(0);
+    const plan = await h.service.reload(h.next([job('a', { schedule: { cron: '* * * * *' } })]));
+    expect(plan.keep).toEqual(['a']);
+    expect(plan.rejected).toEqual([
+      { id: 'a', errors: [expect.stringMatching(/6 fields.*POLLER_BAD_SCHEDULE/)] },
+    ]);
+    await h.clock.advance(MIN);
+    expect(h.fake.calls).toHaveLength(2);
+  });
+
+  it('an in-flight tick of a removed job is aborted and cannot write state; its metric series are deleted', async () => {
+    const h = setup([job('a')]);
+    h.fake.push({ items: [] });
+    let release!: () => void;
+    h.fake.push(
+      (ctx) =>
+        new Promise((resolve) => {
+          release = () => resolve({ items: items(9), cursor: 'late' });
+          ctx.signal.addEventListener('abort', () => release());
+        }),
+    );
+    await h.service.start();
+    await h.clock.advance(0);
+    await h.clock.advance(MIN);
+    expect(await metricValue(h.metrics, 'poller_ticks_total', { job_id: 'a', status: 'ok' })).toBe(1);
+    const plan = await h.service.reload(h.next([]));
+    expect(plan.remove).toEqual(['a']);
+    expect(await h.store.load('a')).toBeNull();
+    expect(h.dispatcher.deliveries).toHaveLength(0);
+    expect(await metricValue(h.metrics, 'poller_ticks_total', { job_id: 'a', status: 'ok' })).toBeUndefined();
+    expect(await h.metrics.metrics()).not.toContain('job_id="a"');
+  });
+
+  it('a replaced job in flight is aborted; the old tick never writes the new state', async () => {
+    const h = setup([job('a')]);
+    h.fake.push({ items: [], cursor: 'base' });
+    h.fake.push(
+      (ctx) =>
+        new Promise((resolve) => {
+          ctx.signal.addEventListener('abort', () => resolve({ items: [], cursor: 'stale' }));
+        }),
+    );
+    await h.service.start();
+    await h.clock.advance(0);
+    await h.clock.advance(MIN);
+    await h.service.reload(h.next([job('a', { config: { message_template: 'v2 {title}' } })]));
+    expect((await h.store.load('a'))!.cursor).toBe('base');
+  });
+
+  it('changed global knobs apply to kept jobs', async () => {
+    const h = setup([job('a')]);
+    h.fake.setDefault(new Error('down'));
+    await h.service.start();
+    await h.clock.advance(0);
+    await h.service.reload(h.next([job('a')], { breaker_threshold: 2 }));
+    await h.clock.advance(5000);
+    expect((await h.store.load('a'))!.breakerState).toBe(2);
+  });
+
+  it('enabled: false removes every job', async () => {
+    const h = setup([job('a')]);
+    await h.service.start();
+    const plan = await h.service.reload(h.next([job('a')], { enabled: false }));
+    expect(plan.remove).toEqual(['a']);
+  });
+});

@@ -1,0 +1,456 @@
+/**
+ * One tick of one job: call the kind, then own everything after it — baseline, dedup, oldest-first
+ * delivery with per-item commits, carry-over, cursor, errors, breaker and failure alerts.
+ */
+import type { GuardedHttp, GuardedRequestOptions } from '@agent/guarded-http';
+import { clampRetryAfter } from '@agent/guarded-http';
+import type { Logger } from '@agent/log';
+import { sleep, type Clock } from './clock.js';
+import {
+  classifyError,
+  isLeaseLost,
+  PermanentError,
+  retryAfterOf,
+  safeReason,
+  TransientError,
+} from './errors.js';
+import type { JsonValue, PollerHttp, PollItem, TickContext, TickResult } from './kind.js';
+import type { PollerMetrics } from './metrics.js';
+import { breakerBackoffMs, jitterBound, leaseTtlMs, transientBackoffMs, withJitter } from './schedule.js';
+import type { Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
+import { renderTemplate } from './template.js';
+import type { JobDefinition } from './validate.js';
+
+/** Sends one rendered message. The daemon resolves the agent's binding for the channel. */
+export interface Dispatcher {
+  deliver(message: DeliveryRequest): Promise<void>;
+}
+
+export interface DeliveryRequest {
+  agentId: string;
+  channel: string;
+  to: string;
+  text: string;
+  jobId: string;
+  /** Item id, or `alert:<ms>` for failure alerts. */
+  itemId: string;
+  signal?: AbortSignal;
+}
+
+export interface RunnerSettings {
+  default_jitter_ms: number;
+  lease_ttl_factor: number;
+  failure_alert_cooldown_secs: number;
+  breaker_threshold: number;
+}
+
+export interface RunnerEnv {
+  store: StateStore;
+  dispatcher: Dispatcher;
+  metrics: PollerMetrics;
+  logger: Logger;
+  clock: Clock;
+  random: () => number;
+  settings(): RunnerSettings;
+  http: GuardedHttp;
+  /** The (agent, kind) shared resource of a job. */
+  shared(def: JobDefinition): Promise<unknown>;
+  /** Removes secret values from text. */
+  redact(text: string): string;
+  minLeaseTtlMs: number;
+  /** Fraction of the lease TTL a kind's fetch may take. */
+  tickDeadlineFactor: number;
+}
+
+export type TickOutcome = TickStatus | 'aborted' | 'lease_lost';
+
+export interface TickReport {
+  status: TickOutcome;
+  items_seen: number;
+  items_dispatched: number;
+  /** Short reason of a failure. */
+  error?: string;
+}
+
+export interface TickOptions {
+  /** `scheduled` ticks move the schedule; `manual` (run) leaves it as it is. */
+  mode: 'scheduled' | 'manual';
+  fence: Fence | null;
+  /** Aborted by pause, reset, replace/remove, shutdown or lease loss. */
+  signal: AbortSignal;
+  /** Throws `LeaseLostError` when the job was replaced or removed (checked before every write). */
+  guard(): void;
+}
+
+/** The seen set holds at least this many ids. */
+export const SEEN_MIN = 500;
+
+/** Wraps the guarded client: the tick signal and the job's `allow_private_networks` are applied. */
+export function pollerHttp(
+  base: GuardedHttp,
+  signal: AbortSignal | undefined,
+  allowPrivateNetworks: boolean,
+): PollerHttp {
+  return {
+    request(url, options: GuardedRequestOptions = {}) {
+      const signals = [signal, options.signal].filter((s): s is AbortSignal => s !== undefined);
+      return base.request(url, {
+        ...options,
+        ...(signals.length ? { signal: signals.length === 1 ? signals[0] : AbortSignal.any(signals) } : {}),
+        allowPrivateNetworks: allowPrivateNetworks || options.allowPrivateNetworks === true,
+      });
+    },
+  };
+}
+
+function checkResult(r: unknown): TickResult {
+  if (!r || typeof r !== 'object' || !Array.isArray((r as TickResult).items))
+    throw new TransientError('the kind returned no item list (a bug in the kind)');
+  for (const it of (r as TickResult).items)
+    if (
+      !it ||
+      typeof it.id !== 'string' ||
+      it.id === '' ||
+      (typeof it.fields !== 'object' && typeof it.fields !== 'function')
+    )
+      throw new TransientError('the kind returned an item without a string id or fields (a bug in the kind)');
+  return r as TickResult;
+}
+
+function uniqueById(items: PollItem[]): PollItem[] {
+  const seen = new Set<string>();
+  return items.filter((i) => (seen.has(i.id) ? false : (seen.add(i.id), true)));
+}
+
+/** Schedule fields after a finished tick. */
+function nextSchedule(env: RunnerEnv, def: JobDefinition, state: JobState, now: number): JobStatePatch {
+  const s = def.schedule;
+  if (s.type === 'at')
+    return { paused: true, atFired: s.key, nextRunAt: null, nominalAt: s.atMs ?? null, scheduleKey: s.key };
+  const slot = s.slotAfter(state.nominalAt ?? now, now);
+  const bound = jitterBound(s, env.settings().default_jitter_ms);
+  return {
+    nominalAt: slot,
+    nextRunAt: slot === null ? null : withJitter(slot, bound, env.random),
+    scheduleKey: s.key,
+  };
+}
+
+/** Next wake while the breaker is open: the next slot (to count it skipped) or the probe time. */
+export function openBreakerWake(
+  env: RunnerEnv,
+  def: JobDefinition,
+  nominalAt: number | null,
+  retryAt: number,
+  now: number,
+): JobStatePatch {
+  const s = def.schedule;
+  const slot = s.type === 'at' ? null : s.slotAfter(nominalAt ?? now, now);
+  const bound = jitterBound(s, env.settings().default_jitter_ms);
+  const next = slot === null ? retryAt : Math.min(withJitter(slot, bound, env.random), retryAt);
+  return { nominalAt: slot ?? nominalAt, nextRunAt: next, scheduleKey: s.key };
+}
+
+export async function executeTick(
+  env: RunnerEnv,
+  def: JobDefinition,
+  opts: TickOptions,
+): Promise<TickReport> {
+  const labels = { kind: def.kind.kind, agent: def.agent, job_id: def.id };
+  const log = env.logger.child({ job_id: def.id, kind: def.kind.kind, agent: def.agent });
+  const started = env.clock.now();
+  const state =
+    (await env.store.load(def.id)) ?? (await env.store.init(def.id, { sourceKey: def.sourceKey }));
+  const settings = env.settings();
+  const write = async (ops: Parameters<StateStore['commit']>[1]) => {
+    opts.guard();
+    await env.store.commit(def.id, ops, opts.fence);
+  };
+  const finishMetrics = (status: TickStatus, patch: JobStatePatch) => {
+    env.metrics.tick(labels, status, env.clock.now() - started);
+    if (patch.consecutiveErrors !== undefined) env.metrics.consecutiveErrors(def.id, patch.consecutiveErrors);
+    if (patch.breakerState !== undefined) env.metrics.breakerState(def.id, patch.breakerState);
+  };
+
+  const failure = async (
+    err: unknown,
+    seen: number,
+    dispatched: number,
+    maxItems: number,
+  ): Promise<TickReport> => {
+    if (isLeaseLost(err)) {
+      log.warn('poller tick lost its lease; its writes are discarded', { reason: safeReason(err) });
+      return { status: 'lease_lost', items_seen: seen, items_dispatched: dispatched };
+    }
+    const now = env.clock.now();
+    const cls = classifyError(err);
+    const reason = env.redact(safeReason(err));
+    if (cls === 'permanent') {
+      const patch: JobStatePatch = {
+        paused: true,
+        lastStatus: 'permanent',
+        lastError: reason,
+        lastRunAt: now,
+        maxItems,
+        ...(def.schedule.type === 'at' ? { atFired: def.schedule.key, nextRunAt: null } : {}),
+      };
+      await write({ state: patch });
+      finishMetrics('permanent', patch);
+      log.error('poller job paused after a permanent error', { reason });
+      await alert(env, def, state, 'permanent', reason, opts, log);
+      return { status: 'permanent', items_seen: seen, items_dispatched: dispatched, error: reason };
+    }
+    const n = state.consecutiveErrors + 1;
+    const retryAfter = retryAfterOf(err);
+    const waitHint = retryAfter === undefined ? 0 : clampRetryAfter(retryAfter);
+    const interval = def.schedule.intervalMs(now);
+    let patch: JobStatePatch = {
+      consecutiveErrors: n,
+      lastStatus: 'transient',
+      lastError: reason,
+      lastRunAt: now,
+      maxItems,
+    };
+    let opened = false;
+    if (state.breakerState !== 0 || n >= settings.breaker_threshold) {
+      const openings = state.breakerState !== 0 ? state.breakerOpenings + 1 : 1;
+      const retryAt = now + Math.max(breakerBackoffMs(openings), waitHint);
+      patch = {
+        ...patch,
+        breakerState: 2,
+        breakerOpenings: openings,
+        breakerOpenedAt: now,
+        breakerRetryAt: retryAt,
+      };
+      if (opts.mode === 'scheduled')
+        patch = { ...patch, ...openBreakerWake(env, def, state.nominalAt, retryAt, now) };
+      opened = true;
+    } else if (opts.mode === 'scheduled') {
+      const bound = jitterBound(def.schedule, settings.default_jitter_ms);
+      patch.nextRunAt = withJitter(
+        now + Math.max(transientBackoffMs(n, interval), waitHint),
+        bound,
+        env.random,
+      );
+      patch.scheduleKey = def.schedule.key;
+    }
+    await write({ state: patch });
+    finishMetrics('transient', patch);
+    log.warn('poller tick failed (transient)', {
+      reason,
+      consecutive_errors: n,
+      breaker: opened ? 'open' : 'closed',
+    });
+    if (opened) await alert(env, def, { ...state, consecutiveErrors: n }, 'transient', reason, opts, log);
+    return { status: 'transient', items_seen: seen, items_dispatched: dispatched, error: reason };
+  };
+
+  // 1. Fetch.
+  const ttl = leaseTtlMs(def.schedule, settings.lease_ttl_factor, started, env.minLeaseTtlMs);
+  const deadline = new AbortController();
+  const deadlineMs = Math.max(1, Math.floor(ttl * env.tickDeadlineFactor));
+  const timer = env.clock.setTimer(
+    () => deadline.abort(new TransientError(`the tick exceeded its deadline of ${deadlineMs} ms`)),
+    deadlineMs,
+  );
+  const fetchSignal = AbortSignal.any([opts.signal, deadline.signal]);
+  let result: TickResult;
+  try {
+    const shared = await env.shared(def);
+    const ctx: TickContext = {
+      job: { id: def.id, agent: def.agent, kind: def.kind.kind },
+      config: def.config,
+      cursor: state.cursor,
+      shared,
+      http: pollerHttp(env.http, fetchSignal, def.config.allow_private_networks === true),
+      signal: fetchSignal,
+      logger: log,
+      now: () => new Date(env.clock.now()),
+    };
+    result = checkResult(await def.kind.tick(ctx));
+    if (deadline.signal.aborted) throw deadline.signal.reason;
+  } catch (err) {
+    env.clock.clearTimer(timer);
+    if (opts.signal.aborted && !isLeaseLost(opts.signal.reason)) {
+      log.info('poller tick aborted', { reason: safeReason(opts.signal.reason) });
+      return { status: 'aborted', items_seen: 0, items_dispatched: 0 };
+    }
+    const cause = deadline.signal.aborted
+      ? deadline.signal.reason
+      : opts.signal.aborted
+        ? opts.signal.reason
+        : err;
+    try {
+      return await failure(cause, 0, 0, state.maxItems);
+    } catch (e) {
+      return failure(e, 0, 0, state.maxItems);
+    }
+  }
+  env.clock.clearTimer(timer);
+
+  // 2. Dedup, baseline, deliver.
+  let seenCount = 0;
+  let dispatched = 0;
+  const items = uniqueById(result.items);
+  const allIds = items.map((i) => i.id);
+  const maxItems = Math.max(state.maxItems, items.length);
+  const seenLimit = Math.max(SEEN_MIN, 2 * maxItems);
+  try {
+    const known = allIds.length ? await env.store.seenAmong(def.id, allIds) : new Set<string>();
+    const fresh = items.filter((i) => !known.has(i.id));
+    seenCount = fresh.length;
+    if (seenCount) env.metrics.itemsSeen(labels, seenCount);
+    const now = () => env.clock.now();
+    const ok: JobStatePatch = {
+      consecutiveErrors: 0,
+      breakerState: 0,
+      breakerOpenings: 0,
+      breakerOpenedAt: null,
+      breakerRetryAt: null,
+      lastStatus: 'ok',
+      lastError: null,
+      baselined: true,
+      maxItems,
+    };
+    const cursorPatch: JobStatePatch =
+      result.cursor !== undefined ? { cursor: result.cursor as JsonValue } : {};
+
+    if (!state.baselined && !def.kind.backfillOnFirstTick) {
+      const patch = {
+        ...ok,
+        ...cursorPatch,
+        lastRunAt: now(),
+        ...(opts.mode === 'scheduled' ? nextSchedule(env, def, state, now()) : {}),
+      };
+      await write({ addSeen: fresh.map((i) => i.id), keepSeen: allIds, seenLimit, state: patch });
+      finishMetrics('ok', patch);
+      log.info('poller baseline recorded', { items: fresh.length });
+      return { status: 'ok', items_seen: seenCount, items_dispatched: 0 };
+    }
+
+    const template = String(def.config.message_template ?? '');
+    const max =
+      typeof def.config.max_per_tick === 'number' ? def.config.max_per_tick : Number.POSITIVE_INFINITY;
+    const delay = typeof def.config.dispatch_delay_ms === 'number' ? def.config.dispatch_delay_ms : 0;
+    const batch = fresh.slice(0, max);
+    for (const [i, item] of batch.entries()) {
+      if (opts.signal.aborted) break;
+      if (i > 0 && delay > 0 && !(await sleep(env.clock, delay, opts.signal))) break;
+      const text = renderTemplate(template, item.fields);
+      try {
+        await env.dispatcher.deliver({
+          agentId: def.agent,
+          channel: def.deliver.channel,
+          to: def.deliver.to,
+          text,
+          jobId: def.id,
+          itemId: item.id,
+          signal: opts.signal,
+        });
+      } catch (err) {
+        const e = new TransientError(
+          `delivery to channel ${def.deliver.channel} failed: ${safeReason(err)}`,
+          {
+            cause: err,
+            ...(retryAfterOf(err) !== undefined ? { retryAfterMs: retryAfterOf(err)! } : {}),
+          },
+        );
+        return await failure(e, seenCount, dispatched, maxItems);
+      }
+      // The id joins the seen set in the same transaction that records the delivery.
+      await write({
+        addSeen: [item.id],
+        keepSeen: allIds,
+        seenLimit,
+        delivery: { itemId: item.id, channel: def.deliver.channel, to: def.deliver.to, at: now() },
+      });
+      dispatched++;
+      env.metrics.itemsDispatched(labels, 1);
+      if (item.onDelivered) {
+        try {
+          await item.onDelivered();
+        } catch (err) {
+          log.warn('poller item follow-up failed after delivery', {
+            item_id: item.id,
+            reason: env.redact(safeReason(err)),
+          });
+        }
+      }
+    }
+    if (opts.signal.aborted && dispatched < batch.length) {
+      log.info('poller tick stopped before delivering every item', {
+        delivered: dispatched,
+        left: fresh.length - dispatched,
+      });
+      return { status: 'aborted', items_seen: seenCount, items_dispatched: dispatched };
+    }
+    // Carry-over: undelivered items stay new, and the cursor waits until they are delivered.
+    const carry = fresh.length > dispatched;
+    const patch = {
+      ...ok,
+      ...(carry ? {} : cursorPatch),
+      lastRunAt: now(),
+      ...(opts.mode === 'scheduled' ? nextSchedule(env, def, state, now()) : {}),
+    };
+    await write({ keepSeen: allIds, seenLimit, state: patch });
+    finishMetrics('ok', patch);
+    if (dispatched || carry)
+      log.info('poller items delivered', { delivered: dispatched, carried_over: fresh.length - dispatched });
+    return { status: 'ok', items_seen: seenCount, items_dispatched: dispatched };
+  } catch (err) {
+    return failure(
+      err instanceof Error && (err as { code?: string }).code === 'POLLER_BAD_TEMPLATE'
+        ? new PermanentError(err.message)
+        : err,
+      seenCount,
+      dispatched,
+      maxItems,
+    );
+  }
+}
+
+/** Sends a failure alert to `failure_to`, honouring the persisted cooldown; stamps it after delivery. */
+async function alert(
+  env: RunnerEnv,
+  def: JobDefinition,
+  state: JobState,
+  cls: 'transient' | 'permanent',
+  reason: string,
+  opts: TickOptions,
+  log: Logger,
+): Promise<void> {
+  const now = env.clock.now();
+  if (!def.failureTo) {
+    log.error('poller failure alert not sent: the job has no failure_to', { class: cls, reason });
+    return;
+  }
+  const cooldownMs = env.settings().failure_alert_cooldown_secs * 1000;
+  if (state.lastFailureAlertAt !== null && now - state.lastFailureAlertAt < cooldownMs) {
+    log.info('poller failure alert suppressed by cooldown', { class: cls });
+    return;
+  }
+  const what =
+    cls === 'permanent'
+      ? 'was paused after a permanent error'
+      : `opened its breaker after ${state.consecutiveErrors} consecutive transient errors`;
+  const text = `Poller job ${def.id} (kind ${def.kind.kind}) ${what} [${cls}]: ${reason}`;
+  try {
+    await env.dispatcher.deliver({
+      agentId: def.agent,
+      channel: def.failureTo.channel,
+      to: def.failureTo.to,
+      text,
+      jobId: def.id,
+      itemId: `alert:${now}`,
+    });
+  } catch (err) {
+    log.warn('poller failure alert not delivered', { reason: safeReason(err) });
+    return;
+  }
+  try {
+    opts.guard();
+    await env.store.commit(def.id, { state: { lastFailureAlertAt: now } }, opts.fence);
+  } catch (err) {
+    log.warn('poller failure alert sent but its cooldown was not stored', { reason: safeReason(err) });
+  }
+}

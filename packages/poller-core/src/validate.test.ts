@@ -1,0 +1,184 @@
+import { describe, expect, it } from 'vitest';
+import { scriptedKind, job } from '../test/helpers.js';
+import { createKindRegistry, validateJobs } from './runtime.js';
+import { createTestSnapshot, type TestJobSpec } from './testing.js';
+
+const fake = scriptedKind('fake');
+const credKind = scriptedKind('credy', { credentials: 'mail' });
+
+function check(spec: TestJobSpec, failedPackage = false) {
+  const registry = createKindRegistry([fake.kind, credKind.kind]);
+  if (failedPackage)
+    registry.recordPackageFailure({
+      package: '@acme/jira-kind',
+      code: 'POLLER_KIND_PACKAGE',
+      message: 'Cannot find module',
+    });
+  const snap = createTestSnapshot({
+    agents: {
+      assistant: { channels: ['chat_a', 'chat_b'], credentials: { mail: 'work' } },
+      bare: { channels: ['chat_a'] },
+    },
+    accounts: { mail: { work: { client_id: 'x' } } },
+    jobs: [spec, job('sibling')],
+  });
+  const r = validateJobs(snap.pollers, snap, registry);
+  expect(r.valid.map((d) => d.id)).toContain('sibling'); // siblings always load
+  return r;
+}
+
+describe('validateJobs', () => {
+  it('accepts a valid job with defaults and a source key', () => {
+    const r = check(job('ok'));
+    const d = r.valid.find((v) => v.id === 'ok')!;
+    expect(d.kind.kind).toBe('fake');
+    expect(d.deliver).toEqual({ channel: 'chat_a', to: 'u1' });
+    expect(d.sourceKey).toBe('fake:{"source":"s1"}');
+  });
+
+  const cases: {
+    name: string;
+    spec: TestJobSpec;
+    code: string;
+    path: string;
+    text: RegExp;
+    failedPackage?: boolean;
+  }[] = [
+    {
+      name: 'unknown kind',
+      spec: job('x', { kind: 'nope' }),
+      code: 'POLLER_UNKNOWN_KIND',
+      path: 'pollers.jobs[0].kind',
+      text: /not registered/,
+    },
+    {
+      name: 'unknown kind names the package that failed to load',
+      spec: job('x', { kind: 'jira' }),
+      code: 'POLLER_UNKNOWN_KIND',
+      path: 'pollers.jobs[0].kind',
+      text: /not registered/,
+      failedPackage: true,
+    },
+    {
+      name: 'config unknown key',
+      spec: job('x', { config: { colour: 'red' } }),
+      code: 'POLLER_INVALID_CONFIG',
+      path: 'pollers.jobs[0].config.colour',
+      text: /unknown key "colour"/,
+    },
+    {
+      name: 'config missing deliver',
+      spec: { ...job('x'), config: { message_template: 'hi' } },
+      code: 'POLLER_INVALID_CONFIG',
+      path: 'pollers.jobs[0].config',
+      text: /missing required key "deliver"/,
+    },
+    {
+      name: 'unknown placeholder',
+      spec: job('x', { config: { message_template: 'hi {nope}' } }),
+      code: 'POLLER_BAD_TEMPLATE',
+      path: 'pollers.jobs[0].config.message_template',
+      text: /valid placeholders: \{title\}, \{n\}/,
+    },
+    {
+      name: 'template syntax',
+      spec: job('x', { config: { message_template: 'hi {title' } }),
+      code: 'POLLER_BAD_TEMPLATE',
+      path: 'pollers.jobs[0].config.message_template',
+      text: /unclosed/,
+    },
+    {
+      name: '5-field cron',
+      spec: job('x', { schedule: { cron: '*/5 * * * *' } }),
+      code: 'POLLER_BAD_SCHEDULE',
+      path: 'pollers.jobs[0].schedule',
+      text: /6 fields/,
+    },
+    {
+      name: 'never-firing cron',
+      spec: job('x', { schedule: { cron: '0 0 0 30 2 *' } }),
+      code: 'POLLER_BAD_SCHEDULE',
+      path: 'pollers.jobs[0].schedule',
+      text: /invalid|never/,
+    },
+    {
+      name: 'invalid tz',
+      spec: job('x', { schedule: { cron: '0 0 9 * * *', tz: 'Mars/Base' } }),
+      code: 'POLLER_BAD_SCHEDULE',
+      path: 'pollers.jobs[0].schedule',
+      text: /IANA/,
+    },
+    {
+      name: 'bad at',
+      spec: job('x', { schedule: { at: 'next tuesday' } }),
+      code: 'POLLER_BAD_SCHEDULE',
+      path: 'pollers.jobs[0].schedule',
+      text: /RFC 3339/,
+    },
+    {
+      name: 'unknown agent',
+      spec: job('x', { agent: 'ghost' }),
+      code: 'POLLER_UNKNOWN_AGENT',
+      path: 'pollers.jobs[0].agent',
+      text: /does not exist/,
+    },
+    {
+      name: 'no binding for deliver.channel',
+      spec: job('x', { config: { deliver: { channel: 'chat_b', to: 'u' } }, agent: 'bare' }),
+      code: 'POLLER_NO_BINDING',
+      path: 'pollers.jobs[0].config.deliver.channel',
+      text: /no inbound binding for channel "chat_b"/,
+    },
+    {
+      name: 'no binding for failure_to.channel',
+      spec: job('x', { failure_to: { channel: 'chat_b', to: 'ops' }, agent: 'bare' }),
+      code: 'POLLER_NO_BINDING',
+      path: 'pollers.jobs[0].failure_to.channel',
+      text: /chat_b/,
+    },
+    {
+      name: 'missing credentials',
+      spec: job('x', { kind: 'credy', agent: 'bare' }),
+      code: 'POLLER_NO_CREDENTIALS',
+      path: 'pollers.jobs[0].agent',
+      text: /no "mail" credentials/,
+    },
+  ];
+  for (const c of cases)
+    it(`rejects: ${c.name}`, () => {
+      const r = check(c.spec, c.failedPackage);
+      const rej = r.rejected.find((x) => x.id === 'x')!;
+      expect(rej, 'rejected').toBeTruthy();
+      const hit = rej.issues.find((i) => i.code === c.code)!;
+      expect(hit, JSON.stringify(rej.issues)).toBeTruthy();
+      expect(hit.path).toBe(c.path);
+      expect(hit.message).toMatch(c.text);
+      expect(hit.jobId).toBe('x');
+      if (c.failedPackage) expect(hit.hint).toMatch(/@acme\/jira-kind.*Cannot find module/);
+    });
+
+  it('keeps envelope-rejected jobs from the snapshot', () => {
+    const snap = createTestSnapshot({
+      jobs: [job('a')],
+      rejected: [{ id: 'dup', index: 3, message: 'job id "dup" is used by 2 jobs' }],
+    });
+    const r = validateJobs(snap.pollers, snap, createKindRegistry([fake.kind]));
+    expect(r.rejected.map((x) => x.id)).toEqual(['dup']);
+  });
+
+  it('never throws, also for a kind whose validate throws', () => {
+    const k = scriptedKind('fake', {
+      validate: () => {
+        throw new Error('bug');
+      },
+    });
+    const snap = createTestSnapshot({ jobs: [job('a')] });
+    const r = validateJobs(snap.pollers, snap, createKindRegistry([k.kind]));
+    expect(r.rejected[0]!.issues[0]!.message).toMatch(/kind check failed: bug/);
+  });
+
+  it('no pollers file means no jobs', () => {
+    const snap = createTestSnapshot();
+    expect(validateJobs(null, snap, createKindRegistry())).toEqual({ valid: [], rejected: [] });
+  });
+});

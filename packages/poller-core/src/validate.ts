@@ -1,0 +1,264 @@
+/**
+ * Job validation beyond the envelope: kind, kind schema and checks, template placeholders, schedule,
+ * agent, channel bindings and credentials. Never throws; every invalid job gets located issues.
+ */
+import {
+  compileSchema,
+  formatIssue,
+  type ConfigIssue,
+  type ConfigSnapshot,
+  type LoadedJob,
+  type PollersSnapshot,
+} from '@agent/config-snapshot';
+import { canonicalJson, sourceKeyOf, type PollerKind } from './kind.js';
+import type { KindRegistry } from './registry.js';
+import { parseSchedule, type Schedule, type ScheduleSpec } from './schedule.js';
+import { validateTemplate } from './template.js';
+
+export interface Destination {
+  channel: string;
+  to: string;
+}
+
+/** A job ready to run. */
+export interface JobDefinition {
+  readonly id: string;
+  readonly kind: PollerKind;
+  readonly agent: string;
+  readonly schedule: Schedule;
+  readonly scheduleSpec: Readonly<ScheduleSpec>;
+  /** Validated config with the kind's defaults filled in. */
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly deliver: Destination;
+  readonly failureTo: Destination | null;
+  readonly pausedOnBoot: boolean;
+  /** Account name from the agent's `credentials`, when the kind needs one. */
+  readonly accountName: string | null;
+  readonly sourceKey: string;
+  /** Canonical JSON of the definition; a reload replaces the job when it changes. */
+  readonly fingerprint: string;
+}
+
+export interface RejectedJob {
+  /** Absent when the entry had no usable id. */
+  id?: string;
+  index: number;
+  issues: ConfigIssue[];
+}
+
+export interface ValidationResult {
+  valid: JobDefinition[];
+  rejected: RejectedJob[];
+}
+
+type Segments = (string | number)[];
+
+function ajvPath(pointer: string): Segments {
+  if (!pointer) return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+function schemaIssues(job: LoadedJob, kind: PollerKind, config: unknown): ConfigIssue[] {
+  let fn;
+  try {
+    fn = compileSchema(kind.configSchema);
+  } catch (err) {
+    return [
+      job.issueAt(
+        ['kind'],
+        `kind "${kind.kind}" has a config schema that does not compile: ${(err as Error).message}`,
+        undefined,
+        'POLLER_INVALID_KIND',
+      ),
+    ];
+  }
+  if (fn(config)) return [];
+  return (fn.errors ?? [])
+    .filter((e) => e.keyword !== 'if')
+    .map((e) => {
+      const path = ['config', ...ajvPath(e.instancePath)];
+      if (e.keyword === 'additionalProperties') {
+        const key = String((e.params as { additionalProperty: string }).additionalProperty);
+        const allowed = Object.keys((e.parentSchema as { properties?: object }).properties ?? {});
+        return job.issueAt(
+          [...path, key],
+          `unknown key "${key}" for kind "${kind.kind}"`,
+          `use one of: ${allowed.join(', ')}`,
+          'POLLER_INVALID_CONFIG',
+        );
+      }
+      if (e.keyword === 'required') {
+        const missing = String((e.params as { missingProperty: string }).missingProperty);
+        return job.issueAt(
+          path,
+          `missing required key "${missing}" for kind "${kind.kind}"`,
+          `add "${missing}"`,
+          'POLLER_INVALID_CONFIG',
+        );
+      }
+      return job.issueAt(path, e.message ?? 'invalid value', undefined, 'POLLER_INVALID_CONFIG');
+    });
+}
+
+/** Validates one envelope-valid job; returns the definition or its issues. */
+export function validateJob(
+  job: LoadedJob,
+  snapshot: ConfigSnapshot,
+  registry: KindRegistry,
+): { ok: true; definition: JobDefinition } | { ok: false; issues: ConfigIssue[] } {
+  const spec = job.spec;
+  const issues: ConfigIssue[] = [];
+  const kind = registry.get(spec.kind);
+  if (!kind) {
+    const failed = registry.failedPackages();
+    const hint = failed.length
+      ? `kind packages that failed to load: ${failed.map((f) => `${f.package} (${f.message})`).join('; ')}`
+      : `registered kinds: ${
+          registry
+            .list()
+            .map((k) => k.kind)
+            .join(', ') || '(none)'
+        }; third-party kinds go in kind_packages`;
+    issues.push(job.issueAt(['kind'], `kind "${spec.kind}" is not registered`, hint, 'POLLER_UNKNOWN_KIND'));
+  }
+
+  const schedule = parseSchedule(spec.schedule as ScheduleSpec);
+  if (!schedule.ok)
+    for (const e of schedule.errors)
+      issues.push(job.issueAt(['schedule'], e, undefined, 'POLLER_BAD_SCHEDULE'));
+
+  const agent = snapshot.agents.get(spec.agent);
+  if (!agent)
+    issues.push(
+      job.issueAt(
+        ['agent'],
+        `agent "${spec.agent}" does not exist`,
+        `use one of: ${[...snapshot.agents.keys()].sort().join(', ') || '(none)'}`,
+        'POLLER_UNKNOWN_AGENT',
+      ),
+    );
+
+  const config = structuredClone(spec.config ?? {}) as Record<string, unknown>;
+  let accountName: string | null = null;
+  if (kind) {
+    const schemaProblems = schemaIssues(job, kind, config);
+    issues.push(...schemaProblems);
+    if (schemaProblems.length === 0) {
+      if (typeof config.message_template === 'string')
+        for (const p of validateTemplate(config.message_template, kind.placeholders))
+          issues.push(job.issueAt(['config', 'message_template'], p, undefined, 'POLLER_BAD_TEMPLATE'));
+      if (kind.validate) {
+        let extra: string[];
+        try {
+          extra = kind.validate(config, { jobId: spec.id, agentId: spec.agent });
+        } catch (err) {
+          extra = [`kind check failed: ${(err as Error).message}`];
+        }
+        for (const p of extra) issues.push(job.issueAt(['config'], p, undefined, 'POLLER_INVALID_CONFIG'));
+      }
+    }
+    if (agent && kind.credentials) {
+      const creds = (agent.definition.credentials ?? {}) as Record<string, string>;
+      accountName = creds[kind.credentials] ?? null;
+      const accounts = snapshot.plugins.get(kind.credentials)?.accounts ?? {};
+      if (!accountName)
+        issues.push(
+          job.issueAt(
+            ['agent'],
+            `agent "${spec.agent}" has no "${kind.credentials}" credentials, which kind "${kind.kind}" needs`,
+            `add credentials: { ${kind.credentials}: <account> } to agents.d/${spec.agent}.yaml, naming an account of plugins/${kind.credentials}.yaml`,
+            'POLLER_NO_CREDENTIALS',
+          ),
+        );
+      else if (!Object.hasOwn(accounts, accountName))
+        issues.push(
+          job.issueAt(
+            ['agent'],
+            `agent "${spec.agent}" names ${kind.credentials} account "${accountName}", which plugins/${kind.credentials}.yaml does not define`,
+            `define accounts.${accountName} in plugins/${kind.credentials}.yaml`,
+            'POLLER_NO_CREDENTIALS',
+          ),
+        );
+    }
+  }
+
+  const deliver = config.deliver as Destination | undefined;
+  const failureTo = (spec.failure_to as Destination | undefined) ?? null;
+  if (agent) {
+    const channels = new Set((agent.definition.inbound_bindings ?? []).map((b) => b.plugin));
+    const need: [Segments, string | undefined][] = [
+      [['config', 'deliver', 'channel'], deliver?.channel],
+      [['failure_to', 'channel'], failureTo?.channel],
+    ];
+    for (const [path, channel] of need)
+      if (channel !== undefined && !channels.has(channel))
+        issues.push(
+          job.issueAt(
+            path,
+            `agent "${spec.agent}" has no inbound binding for channel "${channel}"`,
+            `add a binding with plugin: ${channel} to agents.d/${spec.agent}.yaml, or use one of: ${[...channels].join(', ') || '(none)'}`,
+            'POLLER_NO_BINDING',
+          ),
+        );
+  }
+
+  if (issues.length > 0 || !kind || !schedule.ok || !deliver) return { ok: false, issues };
+  const definition: JobDefinition = {
+    id: spec.id,
+    kind,
+    agent: spec.agent,
+    schedule: schedule.schedule,
+    scheduleSpec: spec.schedule as ScheduleSpec,
+    config,
+    deliver: { channel: deliver.channel, to: deliver.to },
+    failureTo: failureTo ? { channel: failureTo.channel, to: failureTo.to } : null,
+    pausedOnBoot: spec.paused_on_boot === true,
+    accountName,
+    sourceKey: sourceKeyOf(kind, config),
+    fingerprint: canonicalJson({ ...spec, config, kind: spec.kind }),
+  };
+  return { ok: true, definition };
+}
+
+/** Validates every job of the poller file. Never throws. */
+export function validateJobs(
+  pollers: PollersSnapshot | null,
+  snapshot: ConfigSnapshot,
+  registry: KindRegistry,
+): ValidationResult {
+  const out: ValidationResult = { valid: [], rejected: [] };
+  if (!pollers) return out;
+  for (const r of pollers.rejected)
+    out.rejected.push({ ...(r.id !== undefined ? { id: r.id } : {}), index: r.index, issues: [...r.issues] });
+  for (const job of pollers.jobs) {
+    try {
+      const r = validateJob(job, snapshot, registry);
+      if (r.ok) out.valid.push(r.definition);
+      else out.rejected.push({ id: job.spec.id, index: job.index, issues: r.issues });
+    } catch (err) {
+      out.rejected.push({
+        id: job.spec.id,
+        index: job.index,
+        issues: [
+          job.issueAt(
+            [],
+            `unexpected error while validating: ${(err as Error).message}`,
+            undefined,
+            'POLLER_INVALID_CONFIG',
+          ),
+        ],
+      });
+    }
+  }
+  out.rejected.sort((a, b) => a.index - b.index);
+  return out;
+}
+
+/** One line per issue, for plans, logs and the CLI. */
+export function issueLines(issues: readonly ConfigIssue[]): string[] {
+  return issues.map(formatIssue);
+}

@@ -1,0 +1,130 @@
+import { createMemoryLogger } from '@agent/log';
+import { Registry } from 'prom-client';
+import {
+  definePollerKind,
+  withBaseConfig,
+  type PollerKindDefinition,
+  type PollItem,
+  type TickContext,
+  type TickResult,
+} from '../src/index.js';
+import { createKindRegistry, createPollerService, type StateStore } from '../src/runtime.js';
+import {
+  createFakeClock,
+  createMemoryStateStore,
+  createTestDispatcher,
+  createTestSnapshot,
+  type FakeClock,
+  type MemoryStateStore,
+  type TestJobSpec,
+  type TestSnapshotOptions,
+} from '../src/testing.js';
+
+export type Step = TickResult | Error | ((ctx: TickContext) => Promise<TickResult>);
+
+export function scriptedKind(name = 'fake', extra: Partial<PollerKindDefinition> = {}) {
+  const queue: Step[] = [];
+  let fallback: Step = { items: [] };
+  const calls: TickContext[] = [];
+  let active = 0;
+  let maxActive = 0;
+  const kind = definePollerKind({
+    kind: name,
+    apiVersion: 1,
+    configSchema: withBaseConfig({
+      additionalProperties: false,
+      properties: { source: { type: 'string' }, allow_private_networks: { type: 'boolean' } },
+    }),
+    placeholders: ['title', 'n'],
+    async tick(ctx) {
+      calls.push(ctx);
+      active++;
+      maxActive = Math.max(maxActive, active);
+      try {
+        const step = queue.length ? queue.shift()! : fallback;
+        if (step instanceof Error) throw step;
+        if (typeof step === 'function') return await step(ctx);
+        return step;
+      } finally {
+        active--;
+      }
+    },
+    ...extra,
+  });
+  return {
+    kind,
+    calls,
+    push: (...steps: Step[]) => void queue.push(...steps),
+    setDefault: (s: Step) => void (fallback = s),
+    maxConcurrent: () => maxActive,
+  };
+}
+
+export const items = (...ids: (string | number)[]): PollItem[] =>
+  ids.map((id) => ({ id: String(id), fields: { title: `item ${id}` } }));
+
+export function job(
+  id: string,
+  over: Partial<TestJobSpec> & { config?: Record<string, unknown> } = {},
+): TestJobSpec {
+  return {
+    id,
+    kind: 'fake',
+    agent: 'assistant',
+    schedule: { every_secs: 60 },
+    ...over,
+    config: {
+      deliver: { channel: 'chat_a', to: 'u1' },
+      message_template: 'New: {title}',
+      source: 's1',
+      ...over.config,
+    },
+  };
+}
+
+export interface HarnessOptions extends TestSnapshotOptions {
+  kinds?: ReturnType<typeof scriptedKind>[];
+  store?: StateStore;
+  clock?: FakeClock;
+  holderId?: string;
+  minLeaseTtlMs?: number;
+}
+
+export function harness(opts: HarnessOptions = {}) {
+  const clock = opts.clock ?? createFakeClock('2026-01-01T00:00:00Z');
+  // A given store is used as is; the memory store's extra helpers are only called on the default one.
+  const store = (opts.store ?? createMemoryStateStore({ now: clock.now })) as MemoryStateStore;
+  const dispatcher = createTestDispatcher();
+  const metrics = new Registry();
+  const logger = createMemoryLogger();
+  const fake = opts.kinds ?? [scriptedKind()];
+  const registry = createKindRegistry(fake.map((k) => k.kind));
+  const snapshot = createTestSnapshot({ settings: { default_jitter_ms: 0, breaker_threshold: 3 }, ...opts });
+  const service = createPollerService({
+    snapshot,
+    registry,
+    store,
+    dispatcher,
+    metrics,
+    logger,
+    clock,
+    random: () => 0,
+    holderId: opts.holderId ?? 'holder-a',
+    ...(opts.minLeaseTtlMs !== undefined ? { minLeaseTtlMs: opts.minLeaseTtlMs } : {}),
+  });
+  return { clock, store, dispatcher, metrics, logger, registry, snapshot, service, fake: fake[0]! };
+}
+
+export async function metricValue(
+  registry: Registry,
+  name: string,
+  labels: Record<string, string>,
+): Promise<number | undefined> {
+  const m = registry.getSingleMetric(name);
+  if (!m) return undefined;
+  const data = await m.get();
+  const v = data.values.find((x) =>
+    Object.entries(labels).every(([k, val]) => String((x.labels as Record<string, unknown>)[k]) === val),
+  );
+  return v?.value;
+}
