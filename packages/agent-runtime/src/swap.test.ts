@@ -40,6 +40,14 @@ function lastToolResult(body: unknown): unknown {
   return ((body as Body).messages as OpenAIMsg[]).findLast((m) => m.role === 'tool')?.content;
 }
 
+function sendToAlice(id: string) {
+  return openaiCompletion({
+    toolCalls: [
+      { id, name: 'send_message', arguments: { channel: 'log', to: 'alice', text: `hi alice ${id}` } },
+    ],
+  });
+}
+
 describe('snapshot swap during a turn', () => {
   it('keeps the in-flight turn on its old snapshot and moves the next turn to the new one', async () => {
     const fake: FakeModelServer = await createFakeOpenAI();
@@ -71,12 +79,6 @@ describe('snapshot swap during a turn', () => {
     h.runtime.registerTools(() => [lookup]);
 
     const slow = gate();
-    const sendToAlice = (id: string) =>
-      openaiCompletion({
-        toolCalls: [
-          { id, name: 'send_message', arguments: { channel: 'log', to: 'alice', text: `hi alice ${id}` } },
-        ],
-      });
     let n = 0;
     fake.setHandler(async () => {
       n += 1;
