@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import {
   builtinChannels,
-  logInstanceSchema,
   type ChannelPlugin,
   type InboundMessage,
   type LogDeliveryRecord,
@@ -94,7 +93,9 @@ export function createTestEnv(): TestEnv {
         cwd: root,
         env: {},
         channels: builtinChannels.map((c) => c.name),
-        pluginSchemas: { log: { instance: logInstanceSchema } },
+        pluginSchemas: Object.fromEntries(
+          builtinChannels.map((c) => [c.name, { instance: c.instanceSchema }]),
+        ),
         ...(previous ? { previous } : {}),
       });
       if (!res.snapshot) {
