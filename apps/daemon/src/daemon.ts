@@ -202,7 +202,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         stopping ??= (async () => {
           const grace = store.current().runtime.shutdown_grace_ms;
           logger.info('daemon stopping', { grace_ms: grace });
-          for (const s of [...subsystems].reverse()) {
+          for (const s of subsystems.toReversed()) {
             try {
               await s.stop?.(grace);
             } catch (err) {
@@ -210,14 +210,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
             }
           }
           await reloads.idle();
-          for (const c of cleanups.reverse()) await c().catch(() => {});
+          for (const c of cleanups.toReversed()) await c().catch(() => {});
           logger.info('daemon stopped');
         })();
         return stopping;
       },
     };
   } catch (err) {
-    for (const c of cleanups.reverse()) await c().catch(() => {});
+    for (const c of cleanups.toReversed()) await c().catch(() => {});
     throw err;
   }
 }

@@ -117,6 +117,8 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
     deps.metrics.observeLatency(elapsed);
   };
 
+  const busy = (): Promise<void> | null => running ?? (queued ? Promise.resolve() : null);
+
   const pump = (): void => {
     if (running || !queued) return;
     const batch = queued;
@@ -137,7 +139,7 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
       });
     },
     async idle() {
-      while (running || queued) await (running ?? Promise.resolve());
+      for (let wait = busy(); wait; wait = busy()) await wait;
     },
   };
 }

@@ -72,7 +72,7 @@ export async function startDaemon(w: Workdir, env: Record<string, string> = {}):
       lines.push(buf.slice(0, i));
       buf = buf.slice(i + 1);
     }
-    for (const w of waiters) w();
+    for (const wake of waiters) wake();
   };
   proc.stdout!.on('data', onData);
   proc.stderr!.on('data', onData);

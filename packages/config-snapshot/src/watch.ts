@@ -25,6 +25,11 @@ export interface ConfigWatcher {
   close(): Promise<void>;
 }
 
+// Secrets are watched through their directories, so that a secret replaced by rename is still seen.
+function dirsOf(files: Iterable<string>): string[] {
+  return [...new Set([...files].map((f) => dirname(f)))];
+}
+
 export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
   const debounceMs = opts.debounceMs ?? 500;
   const maxWaitMs = opts.maxWaitMs ?? 5000;
@@ -62,8 +67,6 @@ export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
     cap ??= setTimeout(fire, maxWaitMs);
   };
 
-  // Secrets are watched through their directories, so that a secret replaced by rename is still seen.
-  const dirsOf = (fs: Iterable<string>): string[] => [...new Set([...fs].map((f) => dirname(f)))];
   const watcher: FSWatcher = watch([dir, ...dirsOf(files)], {
     ignoreInitial: true,
     depth: 3,
