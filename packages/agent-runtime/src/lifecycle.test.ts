@@ -76,6 +76,9 @@ describe('stop', () => {
     expect(deliveries(env).map((d) => d.text)).toEqual(['finished in time']);
     expect(fake.requests).toHaveLength(1);
     expect(h.logger.find('turn dropped').map((r) => r.fields.reason)).toEqual(['shutdown']);
+    const dir = h.store.current().agents.get('a')!.transcriptsDir;
+    const types = readJsonl(join(dir, 'b0-log-default-chat-1.jsonl')).map((r) => r.type);
+    expect(types.toSorted()).toEqual(['inbound', 'model_call', 'outbound', 'turn_dropped']);
   });
 
   it('aborts a turn still running at the deadline, sends nothing and leaves whole transcript lines', async () => {

@@ -189,7 +189,18 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     const target = resolveOutbound(snapshot, agentId, channel, bindingIndex);
     return instanceFor(target.plugin, target.instance).send({ to, text });
   };
-  const builtinTools: readonly ToolDefinition[] = [createSendMessageTool(deliverOn, logger)];
+
+  /** Built-in tools of one turn: `send_message` on the conversation's own channel uses its instance. */
+  function builtinToolsFor(msg: InboundMessage): ToolDefinition[] {
+    const deliverInTurn: SnapshotDeliver = async (req) => {
+      const binding = req.snapshot.agents.get(req.agentId)?.definition.inbound_bindings[req.bindingIndex];
+      if (binding?.plugin === req.channel && msg.plugin === req.channel) {
+        return instanceFor(msg.plugin, msg.instance).send({ to: req.to, text: req.text });
+      }
+      return deliverOn(req);
+    };
+    return [createSendMessageTool(deliverInTurn, logger)];
+  }
 
   function skillsOf(agentId: string, dir: string): string {
     let s = skillsCache.get(agentId);
@@ -269,7 +280,8 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
         now,
         memory,
         skills: skillsOf,
-        tools: (agentId, b) => collectTools(agentId, builtinTools, providers, b.allowed_tools, logger),
+        tools: (agentId, b) =>
+          collectTools(agentId, builtinToolsFor(msg), providers, b.allowed_tools, logger),
         transcript: (records) => writeTranscript(snapshot, key, records),
         reply: (m, text) => instanceFor(m.plugin, m.instance).send({ to: m.chatId, text }),
       },
@@ -459,6 +471,17 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
             message_id: msg.messageId,
             reason: 'shutdown',
           });
+          const snapshot = store.current();
+          void writeTranscript(snapshot, session.key, [
+            {
+              ts: now().toISOString(),
+              type: 'turn_dropped',
+              snapshot_version: snapshot.version,
+              message_id: msg.messageId,
+              text: msg.text,
+              reason: 'shutdown',
+            },
+          ]);
         }
       }
       const running = [...inFlight];

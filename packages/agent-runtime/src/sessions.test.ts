@@ -1,9 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createFakeOpenAI, openaiText, type FakeModelServer } from '@agent/model-providers/testing';
+import { readFileSync } from 'node:fs';
+import {
+  createFakeOpenAI,
+  openaiCompletion,
+  openaiText,
+  type FakeModelServer,
+} from '@agent/model-providers/testing';
 import {
   agentYaml,
   binding,
   createTestEnv,
+  deliveries,
   gate,
   inbound,
   providerYaml,
@@ -147,6 +154,28 @@ describe('sessions', () => {
     }
     await h.runtime.whenIdle();
     expect(fake.requests.map((r) => lastUserText(r.body))).toEqual(['one', 'four', 'five']);
+  });
+});
+
+describe('send_message instance', () => {
+  it("sends on the conversation's own channel through the instance the message came in on", async () => {
+    const { env, fake, h } = await setup({
+      a: agentYaml({ bindings: binding({ allowlist: { log: ['alice'] } }) }),
+    });
+    fake.reply(
+      openaiCompletion({
+        toolCalls: [
+          { id: 'c1', name: 'send_message', arguments: { channel: 'log', to: 'alice', text: 'psst' } },
+        ],
+      }),
+      openaiText('sent'),
+    );
+    await h.runtime.handleInbound(inbound('go', { instance: 'other' }));
+    await h.runtime.whenIdle();
+    const other = readFileSync(`${env.outFile}.other`, 'utf8');
+    expect(other).toContain('"to":"alice"');
+    expect(other).toContain('"text":"sent"');
+    expect(deliveries(env)).toEqual([]);
   });
 });
 
