@@ -1,0 +1,2 @@
+/** Not implemented yet. */
+export const notImplemented = true;
