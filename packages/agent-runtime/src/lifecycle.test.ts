@@ -100,6 +100,33 @@ describe('stop', () => {
   });
 });
 
+describe('stuck tools', () => {
+  it('stop cancels a turn stuck in a tool that ignores its signal', async () => {
+    const { env, fake, h } = await setup();
+    let started = false;
+    h.runtime.registerTools(() => [
+      {
+        name: 'stuck',
+        description: 'Never returns.',
+        parameters: { type: 'object' },
+        handler: () => {
+          started = true;
+          return new Promise<never>(() => {});
+        },
+      },
+    ]);
+    fake.reply(openaiCompletion({ toolCalls: [{ id: 'c1', name: 'stuck', arguments: {} }] }));
+    await h.runtime.handleInbound(inbound('go'));
+    await waitFor(() => started, 'the tool to start');
+    const report = await h.runtime.stop({ graceMs: 20 });
+    expect(report.aborted).toBe(1);
+    expect(deliveries(env)).toEqual([]);
+    const dir = h.store.current().agents.get('a')!.transcriptsDir;
+    const records = readJsonl(join(dir, 'b0-log-default-chat-1.jsonl'));
+    expect(records.map((r) => r.type)).toEqual(['inbound', 'model_call', 'tool_call', 'turn_error']);
+  });
+});
+
 describe('turn timeout', () => {
   it('aborts a turn after runtime.sessions.turn_timeout_ms and apologises', async () => {
     const { env, fake, h } = await setup({

@@ -146,9 +146,29 @@ function render(result: unknown): string {
   return text.length > MAX_TOOL_RESULT_CHARS ? `${text.slice(0, MAX_TOOL_RESULT_CHARS)}…[truncated]` : text;
 }
 
+/** Settles with `work`, or rejects as soon as `signal` aborts (a handler that ignores it cannot wedge a session). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
 /**
  * Runs one tool call the model asked for. A tool the binding does not allow is never run; bad
- * arguments never reach the handler; a handler error becomes an error result. Never throws.
+ * arguments never reach the handler; a handler error becomes an error result. Throws only the
+ * signal's reason once the turn was cancelled.
  */
 export async function runToolCall(
   call: ToolCall,
@@ -174,9 +194,11 @@ export async function runToolCall(
     return { status: 'bad_arguments', isError: true, content: checked.error };
   }
   try {
-    const result = await tool.handler(checked.args, ctx);
+    const result = await untilAborted(tool.handler(checked.args, ctx), ctx.signal);
     return { status: 'ok', isError: false, content: ctx.snapshot.redact(render(result)) };
   } catch (err) {
+    // The turn was cancelled (timeout, shutdown): the turn handles that, not the model.
+    if (ctx.signal.aborted) throw ctx.signal.reason;
     if (err instanceof ToolCallError) {
       return { status: 'rejected', isError: true, content: ctx.snapshot.redact(err.message) };
     }
