@@ -5,6 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createMetricsApp, parseListen, serveApp, type ServedApp } from '@agent/admin-api';
+import { createAgentRuntime, type AgentRuntime } from '@agent/agent-runtime';
 import { createBroker, resolveBrokerConfig, type Broker } from '@agent/broker';
 import { builtinChannels } from '@agent/channels';
 import { RELOAD_ACK_SUBJECT, RELOAD_SUBJECT } from '@agent/cli';
@@ -51,6 +52,7 @@ export interface Daemon {
   readonly registry: Registry;
   readonly metricsUrl: string | undefined;
   readonly reloads: ReloadPipeline;
+  readonly runtime: AgentRuntime;
   stop(): Promise<void>;
 }
 
@@ -116,6 +118,26 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       logger: logger.child({ component: 'broker' }),
     });
     cleanups.push(() => broker.close());
+
+    // Agents: channels, sessions and turns. Turns read the store themselves, so a swap reaches the next turn.
+    const runtime: AgentRuntime = createAgentRuntime({
+      store,
+      channels: builtinChannels,
+      logger: logger.child({ component: 'agents' }),
+      dataDir,
+    });
+    const started = await runtime.start();
+    for (const f of started.failed) logger.error('channel instance failed to start', { plugin: f.plugin, instance: f.instance, code: f.code, err: first.redact(f.message) });
+    subsystems.push({
+      name: 'agents',
+      reloadCredentials: async (snap) => {
+        runtime.reloadCredentials(snap);
+      },
+      stop: async (graceMs) => {
+        const r = await runtime.stop({ graceMs });
+        logger.info('agents stopped', { finished: r.finished, aborted: r.aborted, dropped: r.dropped });
+      },
+    });
 
     const reloads = createReloadPipeline({
       configDir: opts.configDir,
@@ -198,6 +220,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       registry,
       metricsUrl: metrics ? `${metrics.url}/metrics` : undefined,
       reloads,
+      runtime,
       stop() {
         stopping ??= (async () => {
           const grace = store.current().runtime.shutdown_grace_ms;

@@ -144,6 +144,17 @@ describe('loadConfig', () => {
     expect(r.warnings.map((w) => w.code)).toEqual(['CONFIG_PLUGIN_NO_SCHEMA']);
   });
 
+  it('needs a url for the nats broker', () => {
+    const d = make({ ...baseFiles(), 'broker.yaml': 'kind: nats\n' });
+    const r = loadConfig(d.config, { cwd: d.root, env: {} });
+    expect(r.snapshot).toBeNull();
+    expect(r.errors[0]).toMatchObject({
+      code: 'CONFIG_MISSING_KEY',
+      message: 'kind "nats" needs "url"',
+      line: 1,
+    });
+  });
+
   it('makes an invalid global file fatal', () => {
     const d = make({ ...baseFiles(), 'runtime.yaml': 'log:\n  level: loud\n' });
     const r = loadConfig(d.config, { cwd: d.root, env: {} });
