@@ -113,23 +113,27 @@ describe('diff classifies each changed field', () => {
     expect(second.applied).toEqual(['a']);
   });
 
-  const restartGlobal: [string, (d: TempDir) => void, string][] = [
-    ['broker.yaml', (d) => d.write('broker.yaml', 'kind: nats\n'), 'broker.yaml kind'],
-    ['memory.yaml', (d) => d.write('memory.yaml', 'max_messages: 5\n'), 'memory.yaml max_messages'],
+  const restartGlobal: [string, (d: TempDir) => void, string[]][] = [
+    [
+      'broker.yaml',
+      (d) => d.write('broker.yaml', 'kind: nats\nurl: nats://127.0.0.1:4222\n'),
+      ['broker.yaml kind', 'broker.yaml url'],
+    ],
+    ['memory.yaml', (d) => d.write('memory.yaml', 'max_messages: 5\n'), ['memory.yaml max_messages']],
     [
       'plugin instance block',
       (d) => d.write('plugins/log.yaml', 'instances:\n  default: {}\n  second: {}\n'),
-      'plugins/log.yaml instances.second',
+      ['plugins/log.yaml instances.second'],
     ],
     [
       'metrics listener',
       (d) => d.write('runtime.yaml', 'metrics:\n  listen: 127.0.0.1:9999\n'),
-      'runtime.yaml metrics.listen',
+      ['runtime.yaml metrics.listen'],
     ],
   ];
-  it.each(restartGlobal)('%s needs a restart and keeps running as it was', (_name, edit, field) => {
+  it.each(restartGlobal)('%s needs a restart and keeps running as it was', (_name, edit, fields) => {
     const { first, second } = reloadAfter(baseFiles(), edit);
-    expect(second.restartRequired).toEqual([{ field }]);
+    expect(second.restartRequired).toEqual(fields.map((field) => ({ field })));
     expect(second.snapshot!.broker).toEqual(first.snapshot!.broker);
     expect(second.snapshot!.memory).toEqual(first.snapshot!.memory);
     expect(second.snapshot!.runtime.metrics).toEqual(first.snapshot!.runtime.metrics);
