@@ -127,7 +127,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       dataDir,
     });
     const started = await runtime.start();
-    for (const f of started.failed) logger.error('channel instance failed to start', { plugin: f.plugin, instance: f.instance, code: f.code, err: first.redact(f.message) });
+    for (const f of started.failed)
+      logger.error('channel instance failed to start', {
+        plugin: f.plugin,
+        instance: f.instance,
+        code: f.code,
+        err: first.redact(f.message),
+      });
     subsystems.push({
       name: 'agents',
       reloadCredentials: async (snap) => {
