@@ -1,14 +1,19 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { builtinChannels, type ChannelPlugin } from '@agent/channels';
 import { createFakeTelegram } from '@agent/channels/testing';
+import { createSnapshotStore } from '@agent/config-snapshot';
+import { createMemoryLogger } from '@agent/log';
 import {
+  anthropicText,
+  createFakeAnthropic,
   createFakeOpenAI,
   openaiCompletion,
   openaiText,
   type FakeModelServer,
 } from '@agent/model-providers/testing';
-import { openConversationMemory, transcriptFileName } from './index.js';
+import { createAgentRuntime, openConversationMemory, transcriptFileName } from './index.js';
 import {
   agentYaml,
   binding,
@@ -205,6 +210,83 @@ describe('conversation memory', () => {
     expect(() => openConversationMemory(join(env.root, 'file', 'm.db'))).toThrow(
       expect.objectContaining({ code: 'RUNTIME_MEMORY_FAILED' }),
     );
+  });
+});
+
+describe('memory on the Anthropic API', () => {
+  it('sends history the messages API accepts (user first, alternating)', async () => {
+    const fake = await createFakeAnthropic();
+    cleanups.push(() => fake.close());
+    const env = createTestEnv();
+    cleanups.push(() => env.cleanup());
+    env.write('llm.yaml', `providers:\n${providerYaml('main', 'anthropic', fake.baseUrl, 'key-main-1')}`);
+    env.write('agents.d/a.yaml', agentYaml());
+    env.write('memory.yaml', `enabled: true\npath: ${join(env.root, 'memory.db')}\nmax_messages: 5\n`);
+    const h = await startRuntime(env, { memory: undefined });
+    cleanups.push(async () => {
+      await h.runtime.stop({ graceMs: 0 });
+    });
+    let n = 0;
+    fake.setHandler(() => anthropicText(`answer ${++n}`));
+    for (const t of ['q1', 'q2', 'q3', 'q4']) {
+      await h.runtime.handleInbound(inbound(t));
+      await h.runtime.whenIdle();
+    }
+    expect(deliveries(env).map((d) => d.text)).toEqual(['answer 1', 'answer 2', 'answer 3', 'answer 4']);
+    const roles = (fake.requests[3]!.body as { messages: { role: string }[] }).messages.map((m) => m.role);
+    expect(roles).toEqual(['user', 'assistant', 'user', 'assistant', 'user']);
+  });
+});
+
+describe('channel instances at start', () => {
+  it('reports instances that cannot be created or started and runs the others', async () => {
+    const fake = await createFakeOpenAI();
+    cleanups.push(() => fake.close());
+    const env = createTestEnv();
+    cleanups.push(() => env.cleanup());
+    env.write('llm.yaml', `providers:\n${providerYaml('main', 'openai', fake.baseUrl, 'key-main-1')}`);
+    env.write('agents.d/a.yaml', agentYaml());
+    env.write('plugins/shaky.yaml', 'instances:\n  bad_config: {}\n  no_listen: {}\n  fine: {}\n');
+    const shaky: ChannelPlugin = {
+      name: 'shaky',
+      instanceSchema: { type: 'object' },
+      create(instance) {
+        if (instance === 'bad_config')
+          throw Object.assign(new Error('bad block'), { code: 'CHANNEL_CONFIG_INVALID' });
+        return {
+          start: async () => {
+            if (instance === 'no_listen')
+              throw Object.assign(new Error('port taken'), { code: 'CHANNEL_LISTEN_FAILED' });
+          },
+          send: async () => ({ ids: ['1'] }),
+          stop: async () => {},
+        };
+      },
+    };
+    const store = createSnapshotStore(env.load());
+    const logger = createMemoryLogger();
+    const runtime = createAgentRuntime({
+      store,
+      channels: [...builtinChannels, shaky],
+      logger,
+      dataDir: env.dataDir,
+      memory: null,
+    });
+    cleanups.push(async () => {
+      await runtime.stop({ graceMs: 0 });
+    });
+    const report = await runtime.start();
+    expect(report.started.map((i) => `${i.plugin}/${i.instance}`).sort()).toEqual([
+      'log/default',
+      'shaky/fine',
+    ]);
+    expect(report.failed.map((f) => [f.plugin, f.instance, f.code])).toEqual([
+      ['shaky', 'bad_config', 'CHANNEL_CONFIG_INVALID'],
+      ['shaky', 'no_listen', 'CHANNEL_LISTEN_FAILED'],
+    ]);
+    expect(logger.find('channel instance not created')).toHaveLength(1);
+    expect(logger.find('channel instance start failed')).toHaveLength(1);
+    expect(runtime.state).toBe('running');
   });
 });
 
