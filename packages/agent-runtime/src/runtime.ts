@@ -322,7 +322,16 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       while (accepting()) {
         const next = session.queue.shift();
         if (!next) break;
-        await runQueued(session, next);
+        try {
+          await runQueued(session, next);
+        } catch (err) {
+          // A bug guard: one broken turn must neither wedge the session nor take the daemon down.
+          logger.error('turn crashed', {
+            agent_id: session.key.agentId,
+            code: errorCode(err),
+            error: errorMessage(err),
+          });
+        }
       }
     } finally {
       session.running = false;
@@ -538,6 +547,14 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
           instance: msg.instance,
           message_id: msg.messageId,
           snapshot_version: snapshot.version,
+        });
+        return;
+      }
+      if (typeof msg.text !== 'string' || msg.text.trim() === '') {
+        logger.debug('inbound empty', {
+          plugin: msg.plugin,
+          instance: msg.instance,
+          message_id: msg.messageId,
         });
         return;
       }

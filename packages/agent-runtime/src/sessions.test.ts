@@ -105,6 +105,14 @@ describe('inbound routing', () => {
     ]);
   });
 
+  it('drops a message without text', async () => {
+    const { fake, h } = await setup({ a: agentYaml() });
+    await h.runtime.handleInbound(inbound('  \n '));
+    await h.runtime.whenIdle();
+    expect(fake.requests).toHaveLength(0);
+    expect(h.logger.find('inbound empty')).toHaveLength(1);
+  });
+
   it('drops a re-delivered message (same plugin, instance, chat and message id)', async () => {
     const { fake, h } = await setup({ a: agentYaml() });
     fake.setHandler(() => openaiText('ok'));
