@@ -186,4 +186,61 @@ describe('snapshot swap during a turn', () => {
     ]);
     expect(systemOf(fake.requests[1]!.body)).toEqual({ role: 'system', content: 'new prompt' });
   });
+  it('a new provider entry (other base URL and key) reaches only turns that start after the swap', async () => {
+    const oldFake = await createFakeOpenAI();
+    const newFake = await createFakeOpenAI();
+    cleanups.push(
+      () => oldFake.close(),
+      () => newFake.close(),
+    );
+    const env = createTestEnv();
+    cleanups.push(() => env.cleanup());
+    env.write('llm.yaml', `providers:\n${providerYaml('main', 'openai', oldFake.baseUrl, 'key-old-0001')}`);
+    env.write(
+      'agents.d/a.yaml',
+      agentYaml({ provider: 'main', bindings: binding({ allowlist: { log: ['alice'] } }) }),
+    );
+    const h = await startRuntime(env);
+    cleanups.push(async () => {
+      await h.runtime.stop({ graceMs: 0 });
+    });
+    const slow = gate();
+    let n = 0;
+    oldFake.setHandler(async () => {
+      n += 1;
+      if (n === 1) {
+        await slow.promise;
+        return sendToAlice('t1');
+      }
+      return openaiText('old provider done');
+    });
+    newFake.setHandler(() => openaiText('new provider done'));
+
+    await h.runtime.handleInbound(inbound('one'));
+    await oldFake.waitForRequests(1);
+    env.write(
+      'llm.yaml',
+      `providers:\n${providerYaml('main', 'openai', oldFake.baseUrl, 'key-old-0001')}${providerYaml('alt', 'openai', newFake.baseUrl, 'key-alt-0003')}`,
+    );
+    env.write(
+      'agents.d/a.yaml',
+      agentYaml({ provider: 'alt', bindings: binding({ allowlist: { log: ['alice'] } }) }),
+    );
+    h.store.swap(env.load(h.store.current()));
+    slow.open();
+    await h.runtime.whenIdle();
+    await h.runtime.handleInbound(inbound('two'));
+    await h.runtime.whenIdle();
+
+    expect(oldFake.requests.map((r) => r.headers.authorization)).toEqual([
+      'Bearer key-old-0001',
+      'Bearer key-old-0001',
+    ]);
+    expect(newFake.requests.map((r) => r.headers.authorization)).toEqual(['Bearer key-alt-0003']);
+    expect(deliveries(env).map((d) => d.text)).toEqual([
+      'hi alice t1',
+      'old provider done',
+      'new provider done',
+    ]);
+  });
 });
