@@ -70,7 +70,15 @@ export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<TurnRes
       text: msg.text,
     }),
   ]);
-  if (!agent) return { status: 'failed', modelCalls: 0 };
+  if (!agent) {
+    // Agents are only added or removed by a restart; this guards against a hand-built snapshot.
+    logger.error('turn failed', {
+      ...log,
+      code: 'RUNTIME_UNKNOWN_AGENT',
+      error: 'agent not in the snapshot',
+    });
+    return { status: 'failed', modelCalls: 0 };
+  }
   const def = agent.definition;
 
   const system = buildSystemPrompt(
