@@ -14,3 +14,14 @@ export { rssTemplateFields, RSS_PLACEHOLDERS, type RssPlaceholder } from './temp
 export { parseFeedDate } from './dates.js';
 export { decodeBody, type DecodedBody } from './charset.js';
 export { htmlToText, decodeEntities } from './text.js';
+export {
+  rssPollerKind,
+  rssConfigSchema,
+  cursorValidators,
+  sourceKeyOfUrl,
+  RSS_DEFAULT_MAX_PER_TICK,
+  type RssConfig,
+  type RssConfig as Config,
+  type RssCursor,
+} from './kind.js';
+export { rssPollerKind as default } from './kind.js';

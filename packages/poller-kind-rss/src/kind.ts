@@ -1,0 +1,212 @@
+/**
+ * The `rss` poller kind: a conditional GET of the feed, then the parsed items oldest first. The runner
+ * owns everything after the fetch (baseline, seen set, `max_per_tick`, delivery, cursor commit).
+ */
+import { createHash } from 'node:crypto';
+import {
+  definePollerKind,
+  TransientError,
+  withBaseConfig,
+  type JsonValue,
+  type PollerKind,
+  type PollerKindDefinition,
+  type TickContext,
+  type TickResult,
+} from '@agent/poller-core';
+import { parseFeed } from './feed.js';
+import { requestFailure, safeUrl, statusFailure, urlProblems } from './http.js';
+import { orderOldestFirst } from './order.js';
+import { RSS_PLACEHOLDERS, rssTemplateFields } from './template.js';
+
+/** Config of an `rss` job, defaults filled in. */
+export interface RssConfig {
+  feed_url: string;
+  message_template: string;
+  deliver: { channel: string; to: string };
+  max_per_tick: number;
+  dispatch_delay_ms?: number;
+  allow_private_networks: boolean;
+  timeout_ms?: number;
+  max_body_bytes?: number;
+}
+
+/** The cursor: the feed's validators, stored verbatim (quotes and `W/` kept). */
+export interface RssCursor {
+  etag?: string;
+  last_modified?: string;
+}
+
+export const RSS_DEFAULT_MAX_PER_TICK = 10;
+
+export const rssConfigSchema = withBaseConfig({
+  additionalProperties: false,
+  required: ['feed_url'],
+  properties: {
+    feed_url: {
+      type: 'string',
+      minLength: 1,
+      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+      description: 'The feed (RSS 0.9x–2.0, RDF, Atom, JSON Feed); http or https.',
+    },
+    max_per_tick: {
+      type: 'integer',
+      minimum: 1,
+      default: RSS_DEFAULT_MAX_PER_TICK,
+      description: 'Items delivered per tick at most; the rest wait for the next tick.',
+    },
+    allow_private_networks: {
+      type: 'boolean',
+      default: false,
+      description: 'Allow loopback, RFC 1918, unique-local and CGNAT hosts (refused by default).',
+    },
+    timeout_ms: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 300_000,
+      description: 'Whole-request deadline, redirects and body included (default 30000).',
+    },
+    max_body_bytes: {
+      type: 'integer',
+      minimum: 1024,
+      maximum: 104_857_600,
+      description: 'Body cap, on the wire and decompressed (default 10 MiB).',
+    },
+  },
+});
+
+const ACCEPT =
+  'application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, application/json;q=0.8, */*;q=0.5';
+// Validators are echoed verbatim; one that could not be sent safely is dropped.
+const VALIDATOR_MAX_CHARS = 1024;
+const UNSAFE_HEADER_VALUE = /[\r\n\0]/;
+
+function cleanValidator(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' && v.length <= VALIDATOR_MAX_CHARS && !UNSAFE_HEADER_VALUE.test(v)
+    ? v
+    : undefined;
+}
+
+/** Validators of a stored cursor; anything unexpected reads as none. */
+export function cursorValidators(cursor: JsonValue | null): RssCursor {
+  if (!cursor || typeof cursor !== 'object' || Array.isArray(cursor)) return {};
+  const etag = cleanValidator(cursor.etag);
+  const lastModified = cleanValidator(cursor.last_modified);
+  return {
+    ...(etag !== undefined ? { etag } : {}),
+    ...(lastModified !== undefined ? { last_modified: lastModified } : {}),
+  };
+}
+
+/** Validators of a response. On a 304 a validator the server left out keeps its previous value. */
+function validatorsOf(headers: Record<string, string>, previous: RssCursor | null): RssCursor {
+  const etag = cleanValidator(headers.etag) ?? previous?.etag;
+  const lastModified = cleanValidator(headers['last-modified']) ?? previous?.last_modified;
+  return {
+    ...(etag !== undefined ? { etag } : {}),
+    ...(lastModified !== undefined ? { last_modified: lastModified } : {}),
+  };
+}
+
+const PERMANENT_STATUSES = new Set([401, 403, 404, 410]);
+/** 401, 403, 404, 410 and other 4xx are Permanent; 408, 425, 429 and 5xx are Transient. */
+function isPermanentStatus(status: number): boolean {
+  if (PERMANENT_STATUSES.has(status)) return true;
+  return status >= 400 && status < 500 && status !== 408 && status !== 425 && status !== 429;
+}
+
+async function tick(ctx: TickContext<RssConfig>): Promise<TickResult> {
+  const { config } = ctx;
+  const what = `GET ${safeUrl(config.feed_url)}`;
+  const sent = cursorValidators(ctx.cursor);
+  const headers: Record<string, string> = { accept: ACCEPT };
+  if (sent.etag !== undefined) headers['if-none-match'] = sent.etag;
+  if (sent.last_modified !== undefined) headers['if-modified-since'] = sent.last_modified;
+
+  let res;
+  try {
+    res = await ctx.http.request(config.feed_url, {
+      headers,
+      ...(config.timeout_ms !== undefined ? { timeoutMs: config.timeout_ms } : {}),
+      ...(config.max_body_bytes !== undefined ? { maxBodyBytes: config.max_body_bytes } : {}),
+    });
+  } catch (err) {
+    throw requestFailure(err, what);
+  }
+
+  // The leading run of permanent redirects is where feed_url now lives.
+  let moved: string | undefined;
+  for (const hop of res.redirects) {
+    if (hop.status !== 301 && hop.status !== 308) break;
+    moved = hop.url;
+  }
+  if (moved !== undefined)
+    ctx.logger.warn('rss feed moved permanently; update feed_url', {
+      feed_url: safeUrl(config.feed_url),
+      new_url: safeUrl(moved),
+    });
+
+  if (res.status === 304) {
+    if (sent.etag === undefined && sent.last_modified === undefined)
+      throw new TransientError(`${what}: the server answered 304 to a request without validators`);
+    // Nothing changed: no parse, validators refreshed (RFC 9111 §4.3.4).
+    return { items: [], notModified: true, cursor: { ...validatorsOf(res.headers, sent) } };
+  }
+  if (res.status < 200 || res.status >= 300)
+    throw statusFailure(
+      res.status,
+      what,
+      res.retryAfterMs,
+      isPermanentStatus,
+      'check feed_url, then resume the job',
+    );
+
+  const parsed = parseFeed(res.body, { contentType: res.headers['content-type'], baseUrl: res.url });
+  if (!parsed.ok) throw new TransientError(`${what}: ${parsed.code}: ${parsed.error}`);
+  const feed = parsed.feed;
+  return {
+    items: orderOldestFirst(feed.items).map((item) => ({
+      id: item.id,
+      fields: rssTemplateFields(item, feed),
+    })),
+    cursor: { ...validatorsOf(res.headers, null) },
+  };
+}
+
+const definition: PollerKindDefinition<RssConfig> = {
+  kind: 'rss',
+  apiVersion: 1,
+  configSchema: rssConfigSchema,
+  placeholders: RSS_PLACEHOLDERS,
+  validate(config) {
+    return urlProblems('feed_url', config.feed_url, config.allow_private_networks === true);
+  },
+  sourceKey(config) {
+    return sourceKeyOfUrl(config.feed_url);
+  },
+  tick,
+};
+
+/**
+ * The `rss` kind: RSS / Atom / JSON Feed with conditional GET. Typed as the untyped `PollerKind` the
+ * registry takes (a `PollerKind<RssConfig>` is not assignable to it); the runner hands `tick` and
+ * `validate` configs that passed `rssConfigSchema`, so they are `RssConfig`s.
+ */
+export const rssPollerKind: PollerKind = definePollerKind(definition as unknown as PollerKindDefinition);
+
+/**
+ * The feed URL, with its query string (which may hold a token, and lands in the state db) replaced by
+ * its SHA-256: a changed query is still a changed source.
+ */
+export function sourceKeyOfUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (!u.search) return u.href;
+    return `${safeUrl(u)}?sha256:${sha256(u.search)}`;
+  } catch {
+    return raw;
+  }
+}
+
+function sha256(s: string): string {
+  return createHash('sha256').update(s).digest('hex');
+}
