@@ -1,2 +1,23 @@
 export { createMetricsApp } from './metrics.js';
-export { parseListen, serveApp, type ServedApp } from './serve.js';
+export { parseListen, serveAdmin, serveApp, type ServedApp } from './serve.js';
+export {
+  createAdminApp,
+  type AdminAppOptions,
+  type AdminJobDetail,
+  type AdminJobSummary,
+  type AdminPollers,
+  type AdminRunResult,
+  type CredentialsReloadResult,
+  type ReloadPlanJson,
+} from './app.js';
+export {
+  ADMIN_ERROR_CODES,
+  AdminError,
+  isAdminError,
+  type AdminErrorBody,
+  type AdminErrorCode,
+} from './errors.js';
+export { ADMIN_ROUTES, routesForPath, type AdminRoute, type AdminRouteName } from './routes.js';
+export { isLoopbackHost, MAX_BODY_BYTES } from './security.js';
+export { REDACTED, redactJobConfig, SECRET_KEY_PATTERN } from './redact.js';
+export { renderAdminApiDocs } from './docs.js';

@@ -2,6 +2,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
+import { AdminError } from './errors.js';
 
 export interface ServedApp {
   host: string;
@@ -39,4 +40,23 @@ export function serveApp(app: Hono, listen: { host: string; port: number }): Pro
       });
     });
   });
+}
+
+const LOOPBACK_LISTEN = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/**
+ * Serves the admin app; refuses (`ADMIN_NOT_LOOPBACK`) any address other than 127.0.0.1, localhost or ::1,
+ * since the admin API has no authentication beyond the optional token.
+ */
+export function serveAdmin(app: Hono, listen: string | { host: string; port: number }): Promise<ServedApp> {
+  const addr = typeof listen === 'string' ? parseListen(listen) : listen;
+  const host = addr.host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (!LOOPBACK_LISTEN.has(host))
+    return Promise.reject(
+      new AdminError(
+        'ADMIN_NOT_LOOPBACK',
+        `the admin server listens on loopback only; "${addr.host}" is not 127.0.0.1, localhost or ::1 (fix runtime.yaml admin.listen)`,
+      ),
+    );
+  return serveApp(app, { host, port: addr.port });
 }

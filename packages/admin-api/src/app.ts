@@ -1,0 +1,226 @@
+/**
+ * The loopback admin app: operator endpoints of the poller subsystem and credential rotation. Every answer is
+ * JSON; every refusal happens before any handler runs, so a refused request never changes state.
+ */
+import type { Logger } from '@agent/log';
+import { Hono, type Context } from 'hono';
+import { ADMIN_ERROR_CODES, AdminError, isAdminError, type AdminErrorCode } from './errors.js';
+import { redactJobConfig, redactStrings } from './redact.js';
+import { ADMIN_ROUTES, routesForPath, type AdminRouteName } from './routes.js';
+import {
+  checkHost,
+  checkMutationBody,
+  checkSameOrigin,
+  checkToken,
+  readJsonObject,
+  requestHost,
+} from './security.js';
+
+/** A job as listed: the fields the routes rely on; every other field of the object is passed through. */
+export interface AdminJobSummary {
+  id: string;
+  kind: string;
+  agent: string;
+  schedule: string;
+  paused: boolean;
+  breaker: string;
+  consecutive_errors: number;
+  last_status: string | null;
+  last_run_at: string | null;
+  next_run_at: string | null;
+}
+
+export interface AdminJobDetail extends AdminJobSummary {
+  config: Record<string, unknown>;
+}
+
+export interface AdminRunResult {
+  status: string;
+  items_seen: number;
+  items_dispatched: number;
+  error?: string;
+}
+
+/** The part of the poller service the admin routes use (structurally the daemon's `PollerService`). */
+export interface AdminPollers {
+  list(): Promise<readonly AdminJobSummary[]>;
+  show(id: string): Promise<AdminJobDetail>;
+  run(id: string): Promise<AdminRunResult>;
+  pause(id: string): Promise<AdminJobSummary>;
+  resume(id: string): Promise<AdminJobSummary>;
+  reset(id: string): Promise<AdminJobSummary>;
+}
+
+export interface ReloadPlanJson {
+  add: string[];
+  replace: string[];
+  remove: string[];
+  keep: string[];
+  rejected: { id: string; errors: string[] }[];
+}
+
+export interface CredentialsReloadResult {
+  /** Channel plugins whose clients were rebuilt. */
+  channels: string[];
+  /** Whether the pollers' cached provider clients were dropped (false while the subsystem is off). */
+  pollers: boolean;
+}
+
+export interface AdminAppOptions {
+  /** `null` while the poller subsystem is off; a function is asked on every request (the subsystem may start on reload). */
+  pollers: AdminPollers | null | (() => AdminPollers | null);
+  /** Re-reads the config and applies the poller diff. Throw an `AdminError` to choose the answer (e.g. `ADMIN_BAD_REQUEST`). */
+  reloadPollers(): Promise<ReloadPlanJson>;
+  reloadCredentials(): Promise<CredentialsReloadResult>;
+  /** When set (non-empty), every request needs `Authorization: Bearer <token>`. A function is asked per request. */
+  token?: string | null | (() => string | null);
+  /** Hides secret values in every string of every answer (the snapshot's `redact`). */
+  redact?: (text: string) => string;
+  logger: Logger;
+}
+
+const SERVICE_CODES: Record<string, AdminErrorCode> = {
+  POLLER_UNKNOWN_JOB: 'ADMIN_UNKNOWN_JOB',
+  POLLER_STOPPED: 'ADMIN_CONFLICT',
+  POLLER_CONFIRM_REQUIRED: 'ADMIN_CONFIRM_REQUIRED',
+};
+
+const JSON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+
+export function createAdminApp(options: AdminAppOptions): Hono {
+  const logger = options.logger.child({ component: 'admin' });
+  const redact = options.redact ?? ((t: string) => t);
+  const pollersNow = (): AdminPollers | null =>
+    typeof options.pollers === 'function' ? options.pollers() : options.pollers;
+  const tokenNow = (): string | null =>
+    (typeof options.token === 'function' ? options.token() : options.token) || null;
+
+  const send = (c: Context, status: number, body: unknown, headers: Record<string, string> = {}) =>
+    c.newResponse(JSON.stringify(redactStrings(body, redact)), status as 200, {
+      'content-type': 'application/json; charset=utf-8',
+      ...JSON_HEADERS,
+      ...headers,
+    });
+
+  const fail = (c: Context, err: AdminError, headers: Record<string, string> = {}) =>
+    send(c, err.status, { error: { code: err.code, message: err.message } }, headers);
+
+  const app = new Hono();
+
+  // Refusals first: host, site, token, body type. Nothing below runs for a refused request.
+  app.use('*', async (c, next) => {
+    const headers = c.req.raw.headers;
+    try {
+      const host = requestHost(headers, c.req.url);
+      checkHost(host);
+      checkSameOrigin(headers, host);
+      const token = tokenNow();
+      if (token) checkToken(headers, token);
+      if (c.req.method === 'POST') checkMutationBody(headers);
+    } catch (err) {
+      if (!isAdminError(err)) throw err;
+      logger.warn('admin request refused', { method: c.req.method, path: c.req.path, code: err.code });
+      return fail(c, err, err.code === 'ADMIN_UNAUTHORIZED' ? { 'www-authenticate': 'Bearer' } : {});
+    }
+    await next();
+  });
+
+  const pollersOrOff = (): AdminPollers => {
+    const p = pollersNow();
+    if (!p)
+      throw new AdminError(
+        'ADMIN_NOT_FOUND',
+        'the poller subsystem is off (pollers.yaml is absent or has enabled: false)',
+      );
+    return p;
+  };
+
+  const handlers: Record<AdminRouteName, (c: Context) => Promise<unknown>> = {
+    listPollers: async () => ({ jobs: await pollersOrOff().list() }),
+    showPoller: async (c) => {
+      const detail = await pollersOrOff().show(c.req.param('id')!);
+      return { ...detail, config: redactJobConfig(detail.config) };
+    },
+    runPoller: async (c) => pollersOrOff().run(c.req.param('id')!),
+    pausePoller: async (c) => pollersOrOff().pause(c.req.param('id')!),
+    resumePoller: async (c) => pollersOrOff().resume(c.req.param('id')!),
+    resetPoller: async (c) => {
+      const p = pollersOrOff();
+      const body = await readJsonObject(c.req.raw);
+      if (body.confirm !== true)
+        throw new AdminError(
+          'ADMIN_CONFIRM_REQUIRED',
+          `reset of "${c.req.param('id')}" is destructive: send {"confirm": true}`,
+        );
+      return p.reset(c.req.param('id')!);
+    },
+    reloadPollers: async () => {
+      pollersOrOff();
+      return options.reloadPollers();
+    },
+    reloadCredentials: async () => options.reloadCredentials(),
+  };
+
+  for (const route of ADMIN_ROUTES) {
+    app.on(route.method, route.path, async (c) => {
+      try {
+        if (route.mutation && route.name !== 'resetPoller') await readJsonObject(c.req.raw);
+        const body = await handlers[route.name](c);
+        if (route.mutation)
+          logger.info('admin request', {
+            route: route.name,
+            ...(c.req.param('id') ? { job_id: c.req.param('id') } : {}),
+            status: 200,
+          });
+        return send(c, 200, body);
+      } catch (err) {
+        const known = toAdminError(err, c.req.param('id'));
+        if (known) return fail(c, known);
+        logger.error('admin request failed', {
+          route: route.name,
+          reason: redact(err instanceof Error ? err.message : String(err)),
+        });
+        return fail(c, new AdminError('ADMIN_INTERNAL', 'internal error; see the daemon log'));
+      }
+    });
+  }
+
+  app.notFound((c) => {
+    const routes = routesForPath(c.req.path);
+    const methods = [...new Set(routes.map((r) => r.method))];
+    const off = routes.length > 0 && routes.every((r) => r.pollers) && pollersNow() === null;
+    if (methods.length > 0 && !off) {
+      const allow = methods.includes('GET') ? [...methods, 'HEAD'] : methods;
+      return fail(
+        c,
+        new AdminError(
+          'ADMIN_METHOD_NOT_ALLOWED',
+          `${c.req.method} is not allowed here; use ${methods.join(' or ')}`,
+        ),
+        { allow: allow.join(', ') },
+      );
+    }
+    return fail(c, new AdminError('ADMIN_NOT_FOUND', `no admin endpoint ${c.req.path}`));
+  });
+
+  app.onError((err, c) => {
+    logger.error('admin request failed', { reason: redact(err.message) });
+    return fail(c, new AdminError('ADMIN_INTERNAL', 'internal error; see the daemon log'));
+  });
+
+  return app;
+}
+
+/** Errors with a meaning for the caller: our own, and the poller service's codes. */
+function toAdminError(err: unknown, id: string | undefined): AdminError | null {
+  if (isAdminError(err)) return err;
+  const code = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+  const mapped = typeof code === 'string' ? SERVICE_CODES[code] : undefined;
+  if (!mapped) return null;
+  if (mapped === 'ADMIN_UNKNOWN_JOB')
+    return new AdminError(mapped, `no poller job "${id ?? ''}"; list the jobs with agent pollers list`);
+  return new AdminError(
+    mapped,
+    mapped === 'ADMIN_CONFLICT' ? ADMIN_ERROR_CODES[mapped].meaning : (err as Error).message,
+  );
+}

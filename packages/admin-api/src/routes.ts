@@ -1,0 +1,162 @@
+/**
+ * The one table of admin endpoints. The app routes from it (and answers 405 with `Allow` from it), and
+ * `renderAdminApiDocs` writes `docs/admin-api.md` from it, so code and docs cannot drift apart.
+ */
+
+export type AdminRouteName =
+  | 'listPollers'
+  | 'showPoller'
+  | 'runPoller'
+  | 'pausePoller'
+  | 'resumePoller'
+  | 'resetPoller'
+  | 'reloadPollers'
+  | 'reloadCredentials';
+
+export interface AdminRoute {
+  name: AdminRouteName;
+  method: 'GET' | 'POST';
+  /** Hono path syntax (`:id`). */
+  path: string;
+  purpose: string;
+  /** Request body, as documented. */
+  request: string;
+  /** Status -> what the body is. */
+  responses: { status: number; body: string }[];
+  /** Part of the poller subsystem: 404 while it is off. */
+  pollers: boolean;
+  /** Changes state: POST rules (JSON or empty body) apply, and the call is logged. */
+  mutation: boolean;
+}
+
+const UNKNOWN = { status: 404, body: '`ADMIN_UNKNOWN_JOB`: no job with this id.' };
+const STOPPING = { status: 409, body: '`ADMIN_CONFLICT`: the poller service is stopping.' };
+const SUMMARY =
+  '`JobSummary`: `{id, kind, agent, schedule, paused, breaker, breaker_state, consecutive_errors, last_status, last_error, last_run_at, next_run_at}`.';
+
+export const ADMIN_ROUTES: readonly AdminRoute[] = [
+  {
+    name: 'listPollers',
+    method: 'GET',
+    path: '/admin/pollers',
+    purpose: 'List every loaded job with its status, sorted by id.',
+    request: 'none',
+    responses: [{ status: 200, body: `\`{"jobs": [JobSummary, ...]}\` where ${SUMMARY}` }],
+    pollers: true,
+    mutation: false,
+  },
+  {
+    name: 'reloadPollers',
+    method: 'POST',
+    path: '/admin/pollers/reload',
+    purpose:
+      'Re-read the config directory and apply the poller diff. Every job is validated before any running job is touched; an invalid job keeps running on its old definition.',
+    request: 'empty, or `{}`',
+    responses: [
+      {
+        status: 200,
+        body: '`ReloadPlan`: `{"add": [id], "replace": [id], "remove": [id], "keep": [id], "rejected": [{"id", "errors": [string]}]}`, every list sorted.',
+      },
+      { status: 400, body: '`ADMIN_BAD_REQUEST`: the config directory cannot be read as a whole.' },
+    ],
+    pollers: true,
+    mutation: true,
+  },
+  {
+    name: 'showPoller',
+    method: 'GET',
+    path: '/admin/pollers/:id',
+    purpose: 'One job in detail.',
+    request: 'none',
+    responses: [
+      {
+        status: 200,
+        body: '`JobDetail`: `JobSummary` plus `config` (secrets redacted), `deliver`, `failure_to`, `cursor` `{present, bytes}`, `seen_ids`, `baselined`, `last_failure_alert_at`, `lease` `{holder, epoch, expires_at}` or `null`.',
+      },
+      UNKNOWN,
+    ],
+    pollers: true,
+    mutation: false,
+  },
+  {
+    name: 'runPoller',
+    method: 'POST',
+    path: '/admin/pollers/:id/run',
+    purpose:
+      'Manual tick: bypasses the schedule and the lease, never overlaps another tick of the job in the daemon. Answers when the tick is over.',
+    request: 'empty, or `{}`',
+    responses: [
+      {
+        status: 200,
+        body: '`RunResult`: `{"status": "ok"|"transient"|"permanent"|"skipped"|"aborted"|"lease_lost", "items_seen", "items_dispatched", "error"?}`. A failed tick is still 200: the failure is in `status`.',
+      },
+      UNKNOWN,
+      STOPPING,
+    ],
+    pollers: true,
+    mutation: true,
+  },
+  {
+    name: 'pausePoller',
+    method: 'POST',
+    path: '/admin/pollers/:id/pause',
+    purpose: 'Set paused = 1 (persisted); a tick in flight is aborted.',
+    request: 'empty, or `{}`',
+    responses: [{ status: 200, body: '`JobSummary` after the change.' }, UNKNOWN],
+    pollers: true,
+    mutation: true,
+  },
+  {
+    name: 'resumePoller',
+    method: 'POST',
+    path: '/admin/pollers/:id/resume',
+    purpose: 'Set paused = 0 and schedule the next tick.',
+    request: 'empty, or `{}`',
+    responses: [{ status: 200, body: '`JobSummary` after the change.' }, UNKNOWN],
+    pollers: true,
+    mutation: true,
+  },
+  {
+    name: 'resetPoller',
+    method: 'POST',
+    path: '/admin/pollers/:id/reset',
+    purpose:
+      'Destructive: clear cursor, seen items, errors and breaker (paused stays as it is); the next tick records a new baseline.',
+    request: '`{"confirm": true}` (required, like `--yes` of the CLI)',
+    responses: [
+      { status: 200, body: '`JobSummary` after the change.' },
+      { status: 400, body: '`ADMIN_CONFIRM_REQUIRED`: `confirm` is not `true`.' },
+      UNKNOWN,
+    ],
+    pollers: true,
+    mutation: true,
+  },
+  {
+    name: 'reloadCredentials',
+    method: 'POST',
+    path: '/admin/credentials/reload',
+    purpose:
+      'Credential rotation, separate from a config reload: re-read secret files, rebuild channel clients and drop the pollers’ cached provider clients (rebuilt at their next use). Exists also while the poller subsystem is off.',
+    request: 'empty, or `{}`',
+    responses: [
+      {
+        status: 200,
+        body: '`{"channels": [name], "pollers": bool}`: the channel plugins whose clients were rebuilt, and whether the pollers’ provider clients were dropped (`false` when the subsystem is off).',
+      },
+    ],
+    pollers: false,
+    mutation: true,
+  },
+];
+
+const SEGMENT = /^:[A-Za-z_]+$/;
+
+/** The routes whose path matches `path` (any method). */
+export function routesForPath(path: string): AdminRoute[] {
+  const parts = path.split('/');
+  return ADMIN_ROUTES.filter((r) => {
+    const pattern = r.path.split('/');
+    if (pattern.length !== parts.length) return false;
+    return pattern.every((p, i) => (SEGMENT.test(p) ? parts[i] !== '' : p === parts[i]));
+  });
+}

@@ -1,0 +1,86 @@
+/** A real poller service on an in-memory store with a tiny kind, plus a spy that counts every call. */
+import { createMemoryLogger, type MemoryLogger } from '@agent/log';
+import { definePollerKind, withBaseConfig } from '@agent/poller-core';
+import { createKindRegistry, createPollerService, type PollerService } from '@agent/poller-core/runtime';
+import {
+  createFakeClock,
+  createMemoryStateStore,
+  createTestDispatcher,
+  createTestSnapshot,
+  type TestDispatcher,
+} from '@agent/poller-core/testing';
+import { Registry } from 'prom-client';
+import type { AdminPollers } from '../src/index.js';
+
+export const SECRET = 'sk-live-0123456789';
+
+export interface PollerFixture {
+  service: PollerService;
+  spy: AdminPollers;
+  /** Calls that reached the service, by method. */
+  calls: string[];
+  dispatcher: TestDispatcher;
+  logger: MemoryLogger;
+  /** Items the next tick returns. */
+  items: string[];
+}
+
+export async function startPollers(): Promise<PollerFixture> {
+  const fixture = { items: [] as string[] } as PollerFixture;
+  const kind = definePollerKind({
+    kind: 'counter',
+    apiVersion: 1,
+    configSchema: withBaseConfig({
+      additionalProperties: false,
+      properties: {
+        source: { type: 'string' },
+        api_key: { type: 'string' },
+        headers: { type: 'object', additionalProperties: { type: 'string' } },
+      },
+    }),
+    placeholders: ['title'],
+    async tick() {
+      return { items: fixture.items.map((id) => ({ id, fields: { title: `item ${id}` } })) };
+    },
+  });
+  const snapshot = createTestSnapshot({
+    secrets: [SECRET],
+    jobs: ['alpha', 'beta'].map((id) => ({
+      id,
+      kind: 'counter',
+      agent: 'assistant',
+      schedule: { every_secs: 60 },
+      config: {
+        deliver: { channel: 'chat_a', to: 'u1' },
+        message_template: 'New: {title}',
+        source: `https://example.test/${id}?key=${SECRET}`,
+        api_key: SECRET,
+        headers: { Authorization: `Bearer ${SECRET}`, Accept: 'application/json' },
+      },
+    })),
+  });
+  const logger = createMemoryLogger();
+  const dispatcher = createTestDispatcher();
+  const service = createPollerService({
+    snapshot,
+    registry: createKindRegistry([kind]),
+    store: createMemoryStateStore(),
+    dispatcher,
+    metrics: new Registry(),
+    logger,
+    holderId: 'test:1',
+    clock: createFakeClock(),
+    random: () => 0,
+  });
+  await service.start();
+  const calls: string[] = [];
+  const spy: AdminPollers = {
+    list: () => (calls.push('list'), service.list()),
+    show: (id) => (calls.push('show'), service.show(id)),
+    run: (id) => (calls.push('run'), service.run(id)),
+    pause: (id) => (calls.push('pause'), service.pause(id)),
+    resume: (id) => (calls.push('resume'), service.resume(id)),
+    reset: (id) => (calls.push('reset'), service.reset(id)),
+  };
+  return Object.assign(fixture, { service, spy, calls, dispatcher, logger });
+}
