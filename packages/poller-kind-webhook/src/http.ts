@@ -1,0 +1,120 @@
+/**
+ * HTTP helpers of the `webhook_poll` kind: the URL checks run at validation, and the mapping of guarded-http
+ * failures and HTTP statuses to the runner's Transient / Permanent errors.
+ */
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { PermanentError, TransientError } from '@agent/poller-core';
+
+const RETRY_AFTER_MIN_MS = 1_000;
+const RETRY_AFTER_MAX_MS = 3_600_000;
+
+/** `Retry-After` clamped to [1 s, 1 h], the range the runner honours. */
+export function clampRetryAfterMs(ms: number): number {
+  return Math.min(RETRY_AFTER_MAX_MS, Math.max(RETRY_AFTER_MIN_MS, Math.round(ms)));
+}
+
+/** Scheme, host and path: no userinfo, query or fragment (they may carry tokens). */
+export function safeUrl(url: string | URL): string {
+  try {
+    const u = typeof url === 'string' ? new URL(url) : url;
+    return `${u.protocol}//${u.host}${u.pathname}`;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+// Address ranges `allow_private_networks` lifts, and ranges no job may reach (link-local and cloud
+// metadata, unspecified, multicast, reserved). The runtime guard in the HTTP client is the real check;
+// this one only reports literal hosts at boot, so operators learn early.
+const PRIVATE = new BlockList();
+PRIVATE.addSubnet('127.0.0.0', 8, 'ipv4');
+PRIVATE.addSubnet('10.0.0.0', 8, 'ipv4');
+PRIVATE.addSubnet('172.16.0.0', 12, 'ipv4');
+PRIVATE.addSubnet('192.168.0.0', 16, 'ipv4');
+PRIVATE.addSubnet('100.64.0.0', 10, 'ipv4');
+PRIVATE.addAddress('::1', 'ipv6');
+PRIVATE.addSubnet('fc00::', 7, 'ipv6');
+const NEVER = new BlockList();
+NEVER.addSubnet('0.0.0.0', 8, 'ipv4');
+NEVER.addSubnet('169.254.0.0', 16, 'ipv4');
+NEVER.addSubnet('224.0.0.0', 4, 'ipv4');
+NEVER.addSubnet('240.0.0.0', 4, 'ipv4');
+NEVER.addAddress('::', 'ipv6');
+NEVER.addSubnet('fe80::', 10, 'ipv6');
+NEVER.addSubnet('ff00::', 8, 'ipv6');
+
+/**
+ * Problems of a job URL: not http(s), userinfo, or a literal private / loopback host (`localhost`
+ * included) while `allow_private_networks` is off. Host names are checked by the guard once resolved.
+ */
+export function urlProblems(field: string, raw: string, allowPrivateNetworks: boolean): string[] {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return [`${field} is not a valid URL; write it as https://host/path`];
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return [`${field} must use http or https, not ${url.protocol.replace(/:$/, '')}`];
+  if (url.username || url.password)
+    return [`${field} must not contain user:password@; send credentials in a header instead`];
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const type = isIPv4(host) ? 'ipv4' : isIPv6(host) ? 'ipv6' : null;
+  if (type && NEVER.check(host, type))
+    return [
+      `${field} host ${url.hostname} is a link-local, unspecified, multicast or reserved address, which is never allowed`,
+    ];
+  if (allowPrivateNetworks) return [];
+  const isLocalName = host === 'localhost' || host === 'localhost.' || /\.localhost\.?$/.test(host);
+  if (isLocalName || (type && PRIVATE.check(host, type)))
+    return [
+      `${field} host ${url.hostname} is a private or loopback address, refused by the SSRF guard; set allow_private_networks: true if the job must reach it`,
+    ];
+  return [];
+}
+
+/** Guarded-http error codes that a retry cannot fix: the job config must change. */
+const PERMANENT_HTTP_CODES = new Set([
+  'HTTP_SSRF_BLOCKED',
+  'HTTP_BAD_URL',
+  'HTTP_BAD_SCHEME',
+  'HTTP_INVALID_REQUEST',
+]);
+
+function codeOf(err: unknown): string | undefined {
+  const c = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+  return typeof c === 'string' ? c : undefined;
+}
+
+/**
+ * A failed request (it threw) as a runner error. Poller errors (the tick deadline) pass through; the
+ * guard's refusal and request mistakes are Permanent; network, timeout, body cap and the rest Transient.
+ * Messages come from the HTTP client, which never includes header values, query strings or userinfo.
+ */
+export function requestFailure(err: unknown, what: string): Error {
+  const code = codeOf(err);
+  if (code === 'POLLER_TRANSIENT' || code === 'POLLER_PERMANENT' || code === 'POLLER_LEASE_LOST')
+    return err as Error;
+  const message = err instanceof Error ? err.message : String(err);
+  if (code === 'HTTP_SSRF_BLOCKED')
+    return new PermanentError(
+      `${what}: refused by the SSRF guard (${message}); set allow_private_networks: true to reach private hosts`,
+      { cause: err },
+    );
+  if (code && PERMANENT_HTTP_CODES.has(code))
+    return new PermanentError(`${what}: ${code}: ${message}`, { cause: err });
+  return new TransientError(`${what}: ${code ?? 'request failed'}: ${message}`, { cause: err });
+}
+
+/** An HTTP status that is not success, with the server's `Retry-After` when it sent one. */
+export function statusFailure(
+  status: number,
+  what: string,
+  retryAfterMs: number | undefined,
+  permanent: (status: number) => boolean,
+  hint: string,
+): Error {
+  const retry = retryAfterMs === undefined ? {} : { retryAfterMs: clampRetryAfterMs(retryAfterMs) };
+  if (permanent(status)) return new PermanentError(`${what}: the server answered ${status}; ${hint}`, retry);
+  return new TransientError(`${what}: the server answered ${status}`, retry);
+}

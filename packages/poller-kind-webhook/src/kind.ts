@@ -1,0 +1,240 @@
+/**
+ * The `webhook_poll` poller kind: one GET or POST to a JSON endpoint, the array at `items_path`, an id per
+ * item from `id_field`. The runner owns everything after the fetch (baseline, seen set, `max_per_tick`,
+ * delivery). Header values are secrets: they are sent, never logged or put in an error message.
+ */
+import { createHash } from 'node:crypto';
+import {
+  canonicalJson,
+  definePollerKind,
+  TransientError,
+  withBaseConfig,
+  type JsonValue,
+  type PollerKind,
+  type PollerKindDefinition,
+  type TickContext,
+  type TickResult,
+} from '@agent/poller-core';
+import { requestFailure, safeUrl, statusFailure, urlProblems } from './http.js';
+import { parsePath, selectItems, webhookFieldLookup } from './items.js';
+
+/** Config of a `webhook_poll` job, defaults filled in. */
+export interface WebhookConfig {
+  url: string;
+  method: 'GET' | 'POST';
+  /** JSON sent as the request body (POST only). */
+  body?: JsonValue;
+  /** Request headers; values are secrets (`${ENV}` already resolved by the config loader). */
+  headers: Record<string, string>;
+  items_path: string;
+  id_field: string;
+  message_template: string;
+  deliver: { channel: string; to: string };
+  max_per_tick: number;
+  dispatch_delay_ms?: number;
+  allow_private_networks: boolean;
+  timeout_ms?: number;
+  max_body_bytes?: number;
+}
+
+export const WEBHOOK_DEFAULT_MAX_PER_TICK = 10;
+const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+// Headers the HTTP client owns (framing, pinning); a job setting them is refused at validation.
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'expect',
+  'te',
+  'trailer',
+  'proxy-connection',
+]);
+
+export const webhookConfigSchema = withBaseConfig({
+  additionalProperties: false,
+  required: ['url', 'id_field'],
+  properties: {
+    url: {
+      type: 'string',
+      minLength: 1,
+      pattern: '^[Hh][Tt][Tt][Pp][Ss]?://',
+      description: 'The JSON endpoint; http or https.',
+    },
+    method: { enum: ['GET', 'POST'], default: 'GET', description: 'HTTP method.' },
+    body: { description: 'JSON request body (POST only), sent with Content-Type: application/json.' },
+    headers: {
+      type: 'object',
+      default: {},
+      propertyNames: { pattern: HEADER_NAME, maxLength: 256 },
+      additionalProperties: { type: 'string', maxLength: 8192 },
+      description: 'Request headers; values may use ${ENV} and are never logged or shown.',
+    },
+    items_path: {
+      type: 'string',
+      default: '',
+      description: 'Dotted path to the item array (`data.items`, `results.0.list`); "" is the root.',
+    },
+    id_field: {
+      type: 'string',
+      description: 'Dotted path, inside each item, to its dedup id; "" is the item itself.',
+    },
+    max_per_tick: {
+      type: 'integer',
+      minimum: 1,
+      default: WEBHOOK_DEFAULT_MAX_PER_TICK,
+      description: 'Items delivered per tick at most; the rest wait for the next tick.',
+    },
+    allow_private_networks: {
+      type: 'boolean',
+      default: false,
+      description: 'Allow loopback, RFC 1918, unique-local and CGNAT hosts (refused by default).',
+    },
+    timeout_ms: {
+      type: 'integer',
+      minimum: 1000,
+      maximum: 300_000,
+      description: 'Whole-request deadline, redirects and body included (default 30000).',
+    },
+    max_body_bytes: {
+      type: 'integer',
+      minimum: 1024,
+      maximum: 104_857_600,
+      description: 'Body cap, on the wire and decompressed (default 10 MiB).',
+    },
+  },
+});
+
+function validate(config: WebhookConfig): string[] {
+  const problems = urlProblems('url', config.url, config.allow_private_networks === true);
+  if (config.body !== undefined && config.method !== 'POST')
+    problems.push('body is only sent with method: POST; remove it or set method: POST');
+  for (const [name, value] of Object.entries(config.headers ?? {})) {
+    if (RESERVED_HEADERS.has(name.toLowerCase()))
+      problems.push(`headers.${name} is set by the HTTP client and cannot be configured; remove it`);
+    // The value itself is never repeated: it is usually a secret.
+    if (/[\r\n\0]/.test(value)) problems.push(`headers.${name} contains a line break or NUL character`);
+  }
+  for (const field of ['items_path', 'id_field'] as const) {
+    const parsed = parsePath(config[field]);
+    if (!parsed.ok) problems.push(`${field}: ${parsed.error}`);
+  }
+  return problems;
+}
+
+/** 4xx is Permanent, except 408, 425 and 429, which pass with time. */
+function isPermanentStatus(status: number): boolean {
+  return status >= 400 && status < 500 && status !== 408 && status !== 425 && status !== 429;
+}
+
+function sha256(s: string): string {
+  return createHash('sha256').update(s).digest('hex');
+}
+
+/**
+ * Identity of the source: method, URL, items_path, id_field and body. Headers are left out (rotating a
+ * token keeps the seen set); the query string and body are hashed (they may hold tokens, and the key is
+ * stored in the state db).
+ */
+export function webhookSourceKey(
+  config: Pick<WebhookConfig, 'url' | 'method' | 'items_path' | 'id_field' | 'body'>,
+): string {
+  const method = config.method ?? 'GET';
+  const hidden = canonicalJson({ url: config.url, body: config.body ?? null });
+  return `${method} ${safeUrl(config.url)} items_path=${JSON.stringify(config.items_path ?? '')} id_field=${JSON.stringify(config.id_field)} sha256:${sha256(hidden)}`;
+}
+
+export interface WebhookKindOptions {
+  /** Called with the number of items skipped for want of an id, per tick that skipped any. */
+  onItemsSkipped?(jobId: string, count: number): void;
+}
+
+/** Builds the kind. `webhookPollerKind` is `createWebhookPollerKind()`. */
+export function createWebhookPollerKind(options: WebhookKindOptions = {}): PollerKind {
+  // Items skipped without an id, per job, since the process started (reported in the warn record).
+  const skippedTotals = new Map<string, number>();
+
+  async function tick(ctx: TickContext<WebhookConfig>): Promise<TickResult> {
+    const { config } = ctx;
+    const method = config.method ?? 'GET';
+    const what = `${method} ${safeUrl(config.url)}`;
+    const configured = config.headers ?? {};
+    const names = new Set(Object.keys(configured).map((n) => n.toLowerCase()));
+    const sendBody = method === 'POST' && config.body !== undefined;
+    const headers: Record<string, string> = {
+      ...(names.has('accept') ? {} : { accept: 'application/json' }),
+      ...(sendBody && !names.has('content-type') ? { 'content-type': 'application/json' } : {}),
+      ...configured,
+    };
+
+    let res;
+    try {
+      res = await ctx.http.request(config.url, {
+        method,
+        headers,
+        ...(sendBody ? { body: JSON.stringify(config.body) } : {}),
+        ...(config.timeout_ms !== undefined ? { timeoutMs: config.timeout_ms } : {}),
+        ...(config.max_body_bytes !== undefined ? { maxBodyBytes: config.max_body_bytes } : {}),
+      });
+    } catch (err) {
+      throw requestFailure(err, what);
+    }
+    if (res.status < 200 || res.status >= 300)
+      throw statusFailure(
+        res.status,
+        what,
+        res.retryAfterMs,
+        isPermanentStatus,
+        'check url, method and headers, then resume the job',
+      );
+    // 204 No Content: nothing to report this time.
+    if (res.status === 204) return { items: [] };
+
+    let data: unknown;
+    try {
+      data = JSON.parse(res.text());
+    } catch {
+      // The body is not quoted: an endpoint may echo request headers back.
+      const type = (res.headers['content-type'] ?? 'none').split(';')[0]!.slice(0, 60);
+      throw new TransientError(
+        `${what}: the response is not JSON (content-type ${type}, ${res.body.length} bytes)`,
+      );
+    }
+    const selected = selectItems(data, { itemsPath: config.items_path, idField: config.id_field });
+    if (!selected.ok) throw new TransientError(`${what}: ${selected.code}: ${selected.error}`);
+
+    if (selected.skipped.length > 0) {
+      const total = (skippedTotals.get(ctx.job.id) ?? 0) + selected.skipped.length;
+      skippedTotals.set(ctx.job.id, total);
+      const first = selected.skipped[0]!;
+      ctx.logger.warn('webhook_poll items without a usable id were skipped', {
+        skipped: selected.skipped.length,
+        skipped_total: total,
+        first_index: first.index,
+        first_problem: first.message,
+      });
+      options.onItemsSkipped?.(ctx.job.id, selected.skipped.length);
+    }
+    return {
+      items: selected.items.map(({ id, item }) => ({ id, fields: webhookFieldLookup(item) })),
+    };
+  }
+
+  const definition: PollerKindDefinition<WebhookConfig> = {
+    kind: 'webhook_poll',
+    apiVersion: 1,
+    configSchema: webhookConfigSchema,
+    placeholders: 'any',
+    validate,
+    sourceKey: webhookSourceKey,
+    tick,
+  };
+  // Typed as the untyped `PollerKind` the registry takes; the runner only hands `tick` and `validate`
+  // configs that passed `webhookConfigSchema`.
+  return definePollerKind(definition as unknown as PollerKindDefinition);
+}
+
+/** The `webhook_poll` kind: generic JSON GET / POST endpoints. */
+export const webhookPollerKind: PollerKind = createWebhookPollerKind();
