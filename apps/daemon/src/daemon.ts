@@ -23,6 +23,7 @@ import {
 import { createLogger, type LogFormat, type Logger, type LogLevel } from '@agent/log';
 import { Registry } from 'prom-client';
 import { createConfigMetrics } from './config-metrics.js';
+import { startPollers, type PollerSubsystem } from './pollers.js';
 import { createReloadPipeline, type ReloadPipeline } from './reload.js';
 
 export interface DaemonOptions {
@@ -53,6 +54,7 @@ export interface Daemon {
   readonly metricsUrl: string | undefined;
   readonly reloads: ReloadPipeline;
   readonly runtime: AgentRuntime;
+  readonly pollers: PollerSubsystem | null;
   stop(): Promise<void>;
 }
 
@@ -145,6 +147,24 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       },
     });
 
+    // Pollers: only when pollers.yaml exists and is enabled.
+    const pollers: PollerSubsystem | null = await startPollers({
+      snapshot: first,
+      configDir: opts.configDir,
+      cwd,
+      logger,
+      metrics: registry,
+      runtime,
+    });
+    if (pollers) {
+      subsystems.push(pollers);
+      for (const r of pollers.service.rejected())
+        logger.error('poller job rejected', {
+          job_id: r.id,
+          reason: first.redact(r.issues.map((i) => formatIssue(i)).join('; ')),
+        });
+    }
+
     const reloads = createReloadPipeline({
       configDir: opts.configDir,
       loadOptions,
@@ -217,6 +237,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       broker: first.broker.kind,
       ...(metrics ? { metrics_url: `${metrics.url}/metrics` } : {}),
       reload_enabled: first.runtime.reload.enabled,
+      pollers: pollers ? 'on' : 'off',
     });
 
     let stopping: Promise<void> | undefined;
@@ -227,6 +248,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       metricsUrl: metrics ? `${metrics.url}/metrics` : undefined,
       reloads,
       runtime,
+      pollers,
       stop() {
         stopping ??= (async () => {
           const grace = store.current().runtime.shutdown_grace_ms;
