@@ -36,3 +36,19 @@ export { compile as compileSchema } from './validate.js';
 export { coreReferenceEntries, renderReference, type ReferenceEntry } from './reference.js';
 export { watchConfig, type ConfigWatcher, type ConfigWatcherOptions } from './watch.js';
 export { loadClientConfig, type ClientConfig } from './client-config.js';
+export {
+  LEGACY_DEFAULT_INTERVAL_SECS,
+  LEGACY_DEPRECATION_MESSAGE,
+  LEGACY_FIELD_MAP,
+  LEGACY_JOB_ID_PREFIX,
+  LEGACY_MAIL_CREDENTIALS,
+  legacyJobsYaml,
+  legacyMailPollerSchema,
+  legacyTranslation,
+  translateLegacyMailPoller,
+  warnLegacyMailJobs,
+  type AgentRule,
+  type LegacyAgentInfo,
+  type LegacyMailTranslation,
+  type TranslatedLegacyJob,
+} from './legacy.js';

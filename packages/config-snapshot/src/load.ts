@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ConfigIssue, IssueScope } from './issues.js';
+import { mergeLegacyMailPoller } from './legacy.js';
 import { resolveRefs, type RefContext } from './refs.js';
 import {
   agentFileSchema,
@@ -271,6 +272,9 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
     if (!src) candidate.pollersInvalid = true;
     else readPollers(src, candidate, (base, sink) => refCtx(src, base, sink));
   }
+
+  // Legacy plugins/mail-poller.yaml: its jobs join pollers.jobs (legacy.ts).
+  mergeLegacyMailPoller(candidate);
 
   candidate.secretFiles = [...secretFiles.keys()].sort();
   const h = createHash('sha256');

@@ -1,0 +1,383 @@
+/**
+ * The legacy mail poller file `plugins/mail-poller.yaml`. It keeps its schema but no longer runs its own
+ * loop: every legacy job is translated into a `kind: mail` job and merged into `pollers.jobs`. An explicit
+ * `pollers.yaml` job with the same id wins. The translation is kept beside the snapshot so the daemon can
+ * log a deprecation per job and `agent --check-config` can print the YAML to paste into `pollers.yaml`.
+ */
+import type { Logger } from '@agent/log';
+import { stringify } from 'yaml';
+import type { ConfigIssue } from './issues.js';
+import type { Candidate } from './load.js';
+import { pollersFileSchema, type PollerJob, type PollersSettings } from './schemas.js';
+import type { ConfigSnapshot, LoadedJob, PollersSnapshot } from './snapshot.js';
+import { issueAt, readYamlFile, type Segments, type SourceFile } from './source.js';
+import { validateAt } from './validate.js';
+
+export const LEGACY_JOB_ID_PREFIX = 'legacy-mail-';
+export const LEGACY_DEPRECATION_MESSAGE = 'deprecation: legacy mail poller job translated at boot';
+/** Interval of the old loop when the file names none. */
+export const LEGACY_DEFAULT_INTERVAL_SECS = 300;
+/** The credentials key (agent `credentials.<key>`, `plugins/<key>.yaml`) of the `mail` kind. */
+export const LEGACY_MAIL_CREDENTIALS = 'mail';
+
+/** Legacy field -> `mail` job config field. */
+export const LEGACY_FIELD_MAP = {
+  query: 'query',
+  newer_than: 'newer_than',
+  max_messages: 'max_per_tick',
+  delay_ms: 'dispatch_delay_ms',
+  from: 'sender_allowlist',
+  extract: 'extract',
+  require: 'require_fields',
+  template: 'message_template',
+  mark_read: 'mark_read_on_dispatch',
+  notify: 'deliver',
+} as const;
+
+type LegacyField = keyof typeof LEGACY_FIELD_MAP;
+
+const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]*$';
+
+const fieldProperties = {
+  query: { type: 'string', minLength: 1, description: 'Mailbox search query.' },
+  newer_than: { type: 'string', minLength: 1, description: 'Back-fill limit of the first run, e.g. `2d`.' },
+  max_messages: { type: 'integer', minimum: 1, description: 'Messages handled per round at most.' },
+  delay_ms: { type: 'integer', minimum: 0, description: 'Pause between two notifications of one round.' },
+  from: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'Sender allowlist.' },
+  extract: {
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'name -> regex; capture group 1 becomes `{name}`.',
+  },
+  require: { type: 'array', items: { type: 'string' }, description: 'Extract names that must match.' },
+  template: { type: 'string', minLength: 1, description: 'Notification text with `{placeholder}` fields.' },
+  mark_read: { type: 'boolean', description: 'Mark a message read once notified.' },
+  notify: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['channel', 'to'],
+    properties: { channel: { type: 'string', minLength: 1 }, to: { type: 'string', minLength: 1 } },
+    description: 'Where notifications go.',
+  },
+  agent: { type: 'string', minLength: 1, description: 'Agent whose mail credentials and bindings are used.' },
+  interval_secs: { type: 'integer', minimum: 1, description: 'Seconds between two rounds.' },
+} as const;
+
+/** JSON Schema of the legacy file. */
+export const legacyMailPollerSchema = {
+  $id: 'mail-poller.yaml',
+  title: 'Legacy mail poller (plugins/mail-poller.yaml)',
+  type: 'object',
+  additionalProperties: false,
+  required: ['mail_poller'],
+  properties: {
+    mail_poller: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        ...fieldProperties,
+        accounts: {
+          type: 'object',
+          propertyNames: { pattern: NAME_PATTERN },
+          additionalProperties: { type: 'object', additionalProperties: false, properties: fieldProperties },
+          description: 'Mail accounts by name; an account with a `query` is polled as one job.',
+        },
+        jobs: {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name'],
+            properties: {
+              name: { type: 'string', pattern: NAME_PATTERN },
+              account: { type: 'string', minLength: 1 },
+              ...fieldProperties,
+            },
+          },
+          description: 'Searches; each may name an `account` whose fields it inherits.',
+        },
+      },
+    },
+  },
+} as const;
+
+type Fields = Partial<Record<LegacyField | 'agent' | 'interval_secs', unknown>>;
+
+/** How the agent of a translated job was found. */
+export type AgentRule = 'entry' | 'account' | 'file' | 'credentials' | 'only-agent';
+
+export interface TranslatedLegacyJob {
+  id: string;
+  /** YAML path of the legacy entry, e.g. `mail_poller.accounts.work`. */
+  source: string;
+  sourcePath: (string | number)[];
+  agent: string;
+  agentRule: AgentRule;
+  /** An entry of `pollers.yaml` has the same id and runs instead. */
+  overridden: boolean;
+  /** The job as it belongs in `pollers.yaml` under `pollers.jobs`. */
+  job: PollerJob;
+}
+
+export interface LegacyMailTranslation {
+  file: string;
+  /** Every translated legacy entry, overridden ones included. */
+  jobs: TranslatedLegacyJob[];
+  /** Ids of translated jobs merged into `pollers.jobs` (not overridden). */
+  ids: string[];
+  /** Legacy entries that could not be translated. */
+  rejected: { id: string; issues: ConfigIssue[] }[];
+}
+
+/** Agents as far as inference needs them: id and the mail account named in `credentials`. */
+export interface LegacyAgentInfo {
+  id: string;
+  mailAccount?: string;
+}
+
+interface Entry {
+  name: string;
+  path: Segments;
+  fields: Fields;
+  /** Account block whose fields are inherited. */
+  account?: { name: string; fields: Fields };
+}
+
+function pick(...sources: (Fields | undefined)[]): Fields {
+  const out: Fields = {};
+  for (const s of sources.reverse())
+    if (s)
+      for (const [k, v] of Object.entries(s)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
+  return out;
+}
+
+function inferAgent(
+  entry: Entry,
+  top: Fields,
+  agents: readonly LegacyAgentInfo[],
+): { agent: string; rule: AgentRule } | null {
+  if (typeof entry.fields.agent === 'string') return { agent: entry.fields.agent, rule: 'entry' };
+  if (typeof entry.account?.fields.agent === 'string')
+    return { agent: entry.account.fields.agent, rule: 'account' };
+  if (typeof top.agent === 'string') return { agent: top.agent, rule: 'file' };
+  const account = entry.account?.name ?? entry.name;
+  const owners = agents.filter((a) => a.mailAccount === account);
+  if (owners.length === 1) return { agent: owners[0]!.id, rule: 'credentials' };
+  if (owners.length === 0 && agents.length === 1) return { agent: agents[0]!.id, rule: 'only-agent' };
+  return null;
+}
+
+/**
+ * Translates the legacy file's value. Pure: issues are located in `src`. Every entry stands alone; an entry
+ * that cannot be translated is in `rejected`.
+ */
+export function translateLegacyMailPoller(
+  src: Pick<SourceFile, 'display' | 'locate' | 'value'>,
+  agents: readonly LegacyAgentInfo[],
+): { jobs: TranslatedLegacyJob[]; rejected: { id: string; issues: ConfigIssue[] }[]; issues: ConfigIssue[] } {
+  const base = { scope: 'plugin' as const, plugin: 'mail-poller' };
+  const value = structuredClone(src.value ?? {});
+  const fileIssues = validateAt(legacyMailPollerSchema, value, src, [], base);
+  if (fileIssues.length > 0) return { jobs: [], rejected: [], issues: fileIssues };
+  const root = ((value as { mail_poller?: unknown }).mail_poller ?? {}) as Fields & {
+    accounts?: Record<string, Fields>;
+    jobs?: (Fields & { name: string; account?: string })[];
+  };
+  const { accounts = {}, jobs = [], ...top } = root;
+
+  const entries: Entry[] = [];
+  for (const [name, fields] of Object.entries(accounts))
+    if (fields.query !== undefined) entries.push({ name, path: ['mail_poller', 'accounts', name], fields });
+  jobs.forEach((j, i) => {
+    const { name, account, ...fields } = j;
+    const path = ['mail_poller', 'jobs', i];
+    const acct = account === undefined ? undefined : accounts[account];
+    entries.push({
+      name,
+      path,
+      fields,
+      ...(account !== undefined ? { account: { name: account, fields: acct ?? {} } } : {}),
+    });
+  });
+
+  const out: TranslatedLegacyJob[] = [];
+  const rejected: { id: string; issues: ConfigIssue[] }[] = [];
+  const count = new Map<string, number>();
+  for (const e of entries) count.set(e.name, (count.get(e.name) ?? 0) + 1);
+
+  for (const e of entries) {
+    const id = `${LEGACY_JOB_ID_PREFIX}${e.name}`;
+    const at = (segments: Segments, code: string, message: string, hint: string): ConfigIssue =>
+      issueAt(src, segments, { ...base, scope: 'job', jobId: id, code, message, hint });
+    const issues: ConfigIssue[] = [];
+    if ((count.get(e.name) ?? 0) > 1)
+      issues.push(
+        at(
+          e.path,
+          'CONFIG_DUPLICATE_JOB',
+          `legacy mail job "${e.name}" is defined ${count.get(e.name)} times`,
+          'give every account with a query and every job its own name',
+        ),
+      );
+    if (e.account && !accounts[e.account.name])
+      issues.push(
+        at(
+          [...e.path, 'account'],
+          'CONFIG_UNKNOWN_ACCOUNT',
+          `account "${e.account.name}" is not defined under mail_poller.accounts`,
+          'define it under mail_poller.accounts, or remove account:',
+        ),
+      );
+    const f = pick(e.fields, e.account?.fields, top);
+    for (const need of ['query', 'template', 'notify'] as const)
+      if (f[need] === undefined)
+        issues.push(
+          at(
+            e.path,
+            'CONFIG_MISSING_KEY',
+            `legacy mail job "${e.name}" has no "${need}" (neither on the entry, its account nor mail_poller)`,
+            `add ${need}: to the entry`,
+          ),
+        );
+    const who = inferAgent(e, top, agents);
+    if (!who)
+      issues.push(
+        at(
+          e.path,
+          'CONFIG_LEGACY_AGENT',
+          `cannot tell which agent runs legacy mail job "${e.name}"`,
+          agents.length
+            ? `add agent: <id> to the entry (agents: ${agents.map((a) => a.id).join(', ')})`
+            : 'add an agent file under agents.d/ and name it with agent: <id>',
+        ),
+      );
+    if (issues.length > 0 || !who) {
+      rejected.push({ id, issues });
+      continue;
+    }
+    const config: Record<string, unknown> = {};
+    for (const [legacy, modern] of Object.entries(LEGACY_FIELD_MAP))
+      if (f[legacy as LegacyField] !== undefined) config[modern] = structuredClone(f[legacy as LegacyField]);
+    const every = (f.interval_secs as number | undefined) ?? LEGACY_DEFAULT_INTERVAL_SECS;
+    out.push({
+      id,
+      sourcePath: [...e.path],
+      source: e.path
+        .map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`))
+        .join('')
+        .slice(1)
+        .replace(/\.\[/g, '['),
+      agent: who.agent,
+      agentRule: who.rule,
+      overridden: false,
+      job: { id, kind: 'mail', agent: who.agent, schedule: { every_secs: every }, config } as PollerJob,
+    });
+  }
+  return { jobs: out, rejected, issues: rejected.flatMap((r) => r.issues) };
+}
+
+const translations = new WeakMap<PollersSnapshot, LegacyMailTranslation>();
+
+/** The legacy translation behind a snapshot's poller jobs, or `null` when there is no legacy file. */
+export function legacyTranslation(
+  from: ConfigSnapshot | PollersSnapshot | null | undefined,
+): LegacyMailTranslation | null {
+  if (!from) return null;
+  const pollers = 'agents' in from ? from.pollers : from;
+  return pollers ? (translations.get(pollers) ?? null) : null;
+}
+
+/** Logs `deprecation: legacy mail poller job translated at boot` at warn, once per translated job id. */
+export function warnLegacyMailJobs(snapshot: ConfigSnapshot, logger: Logger): string[] {
+  const t = legacyTranslation(snapshot);
+  for (const id of t?.ids ?? []) logger.warn(LEGACY_DEPRECATION_MESSAGE, { job_id: id, file: t!.file });
+  return t?.ids ?? [];
+}
+
+/** The `pollers.yaml` text for translated jobs (those not already overridden there). */
+export function legacyJobsYaml(jobs: readonly TranslatedLegacyJob[]): string {
+  const list = jobs.filter((j) => !j.overridden).map((j) => j.job);
+  if (list.length === 0) return '';
+  return stringify({ pollers: { jobs: list } }, { lineWidth: 0 });
+}
+
+/**
+ * The loader hook: translates `plugins/mail-poller.yaml` and merges its jobs into `candidate.pollers`.
+ * With `pollers.yaml` absent the legacy jobs still run (the old file ran them), on default settings;
+ * with `pollers.yaml` invalid nothing is merged (its jobs are not known yet).
+ */
+export function mergeLegacyMailPoller(candidate: Candidate): void {
+  if (!candidate.legacyMailPoller || candidate.pollersInvalid) return;
+  const { src } = readYamlFile(candidate.configDir, `plugins/mail-poller.yaml`, 'plugin', {
+    plugin: 'mail-poller',
+  });
+  const where = src ?? {
+    display: candidate.legacyMailPoller.file,
+    value: candidate.legacyMailPoller.value,
+    locate: () => undefined,
+  };
+  const agents: LegacyAgentInfo[] = [...candidate.agents.values()].map((a) => {
+    const account = (a.definition.credentials as Record<string, string> | undefined)?.[
+      LEGACY_MAIL_CREDENTIALS
+    ];
+    return { id: a.id, ...(account ? { mailAccount: account } : {}) };
+  });
+  const result = translateLegacyMailPoller(where, agents);
+  candidate.issues.push(...result.issues);
+  if (result.jobs.length === 0 && result.rejected.length === 0) return;
+
+  let pollers = candidate.pollers;
+  if (!pollers) {
+    const doc = { pollers: {} };
+    validateAt(pollersFileSchema, doc, where, [], { scope: 'pollers' });
+    const { jobs: _none, ...settings } = doc.pollers as PollersSettings & { jobs?: unknown };
+    pollers = { file: where.display, settings, jobs: [], rejected: [] };
+  }
+  const taken = new Set<string>([
+    ...pollers.jobs.map((j) => j.spec.id),
+    ...pollers.rejected.map((r) => r.id).filter((id): id is string => id !== undefined),
+  ]);
+  let index = Math.max(-1, ...pollers.jobs.map((j) => j.index), ...pollers.rejected.map((r) => r.index)) + 1;
+  const jobs: LoadedJob[] = [...pollers.jobs];
+  const rejected = [...pollers.rejected];
+  for (const t of result.jobs) {
+    if (taken.has(t.id)) {
+      t.overridden = true;
+      continue;
+    }
+    const path = t.sourcePath;
+    jobs.push({
+      index: index++,
+      spec: t.job,
+      issueAt: (p, message, hint, code = 'CONFIG_INVALID_VALUE') =>
+        issueAt(where, [...path, ...legacyPath(p)], {
+          scope: 'job',
+          jobId: t.id,
+          code,
+          message: `${message} (translated from the legacy mail poller)`,
+          ...(hint ? { hint } : {}),
+        }),
+    });
+  }
+  for (const r of result.rejected)
+    if (!taken.has(r.id)) rejected.push({ id: r.id, index: index++, issues: r.issues });
+  const merged: PollersSnapshot = { ...pollers, jobs, rejected };
+  candidate.pollers = merged;
+  translations.set(merged, {
+    file: where.display,
+    jobs: result.jobs,
+    ids: result.jobs.filter((j) => !j.overridden).map((j) => j.id),
+    rejected: result.rejected,
+  });
+}
+
+const MODERN_TO_LEGACY = Object.fromEntries(Object.entries(LEGACY_FIELD_MAP).map(([l, m]) => [m, l]));
+
+/** A path inside the translated job, as a path inside the legacy entry (`config.message_template` -> `template`). */
+function legacyPath(p: readonly (string | number)[]): Segments {
+  if (p[0] === 'config' && typeof p[1] === 'string' && MODERN_TO_LEGACY[p[1]])
+    return [MODERN_TO_LEGACY[p[1]]!, ...p.slice(2)];
+  if (p[0] === 'agent') return ['agent'];
+  if (p[0] === 'schedule') return ['interval_secs'];
+  return [];
+}
