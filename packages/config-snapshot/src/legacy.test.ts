@@ -23,6 +23,8 @@ afterEach(() => {
   dirs = [];
 });
 
+const src = (value: unknown) => ({ display: 'mail-poller.yaml', locate: () => undefined, value });
+
 const MAIL_ACCOUNTS = 'accounts:\n  work:\n    user: me@work.example\n  home:\n    user: me@home.example\n';
 
 const LEGACY = `mail_poller:
@@ -106,7 +108,6 @@ describe('legacy mail poller translation', () => {
   });
 
   it('infers the agent: entry, then account, then file, then mail credentials, then the only agent', () => {
-    const src = (value: unknown) => ({ display: 'mail-poller.yaml', locate: () => undefined, value });
     const base = { notify: { channel: 'log', to: 'op' }, template: 't', query: 'q' };
     const agents = [{ id: 'x', mailAccount: 'acc' }, { id: 'y' }];
     const r = translateLegacyMailPoller(

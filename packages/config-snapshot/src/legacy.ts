@@ -145,7 +145,7 @@ interface Entry {
 
 function pick(...sources: (Fields | undefined)[]): Fields {
   const out: Fields = {};
-  for (const s of sources.reverse())
+  for (const s of sources.toReversed())
     if (s)
       for (const [k, v] of Object.entries(s)) if (v !== undefined) (out as Record<string, unknown>)[k] = v;
   return out;
