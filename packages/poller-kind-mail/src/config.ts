@@ -1,0 +1,97 @@
+/** The `mail` job config: JSON Schema, defaults and the checks the schema cannot express. */
+import { baseConfigProperties, validateTemplate, withBaseConfig } from '@agent/poller-core';
+import { extractProblems } from './extract.js';
+import { normalizeAllowlistPattern } from './sender.js';
+
+export interface MailConfig {
+  query: string;
+  newer_than: string;
+  max_per_tick: number;
+  dispatch_delay_ms: number;
+  sender_allowlist: string[];
+  extract: Record<string, string>;
+  require_fields: string[];
+  message_template: string;
+  mark_read_on_dispatch: boolean;
+  deliver: { channel: string; to: string };
+}
+
+/** Placeholders every message provides; `extract` names add to them. */
+export const MAIL_PLACEHOLDERS = [
+  'snippet',
+  'subject',
+  'from',
+  'from_address',
+  'date',
+  'id',
+  'thread_id',
+] as const;
+
+export const MAIL_DEFAULTS = {
+  newer_than: '2d',
+  max_per_tick: 20,
+  dispatch_delay_ms: 1000,
+  mark_read_on_dispatch: true,
+} as const;
+
+export const mailConfigSchema = withBaseConfig({
+  additionalProperties: false,
+  required: ['query'],
+  properties: {
+    query: {
+      type: 'string',
+      maxLength: 2000,
+      description:
+        'Mailbox search query (search-box syntax, e.g. `from:shop.example subject:order`); ` newer_than:<newer_than>` is appended. Add `is:unread` to see unread mail only.',
+    },
+    newer_than: {
+      type: 'string',
+      pattern: '^[1-9][0-9]{0,3}[dmy]$',
+      default: MAIL_DEFAULTS.newer_than,
+      description:
+        'Look-back window: days (`2d`), months (`1m`) or years (`1y`). Bounds back-fill and every listing.',
+    },
+    max_per_tick: { ...baseConfigProperties.max_per_tick, default: MAIL_DEFAULTS.max_per_tick },
+    dispatch_delay_ms: {
+      ...baseConfigProperties.dispatch_delay_ms,
+      default: MAIL_DEFAULTS.dispatch_delay_ms,
+    },
+    sender_allowlist: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      default: [],
+      description: 'Allowed senders: exact addresses, or domains (matching subdomains too). Empty: everyone.',
+    },
+    extract: {
+      type: 'object',
+      additionalProperties: { type: 'string', minLength: 1, maxLength: 1000 },
+      default: {},
+      description: 'name -> regex; capture group 1 on the decoded body becomes {name}.',
+    },
+    require_fields: {
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      default: [],
+      description: 'Extract names that must have a value; other messages are skipped.',
+    },
+    mark_read_on_dispatch: {
+      type: 'boolean',
+      default: MAIL_DEFAULTS.mark_read_on_dispatch,
+      description: 'Remove the UNREAD label once the message was delivered.',
+    },
+  },
+});
+
+/** Checks beyond the schema: regexes, extract names, require_fields, allowlist entries, template. */
+export function mailConfigProblems(config: MailConfig): string[] {
+  const extract = config.extract ?? {};
+  const out = extractProblems(extract, MAIL_PLACEHOLDERS);
+  for (const f of config.require_fields ?? [])
+    if (!Object.hasOwn(extract, f)) out.push(`require_fields names "${f}", which is not an extract name`);
+  for (const p of config.sender_allowlist ?? [])
+    if (!normalizeAllowlistPattern(p))
+      out.push(`sender_allowlist entry "${p}" is neither an address (a@b.com) nor a domain (b.com)`);
+  if (typeof config.message_template === 'string')
+    out.push(...validateTemplate(config.message_template, [...MAIL_PLACEHOLDERS, ...Object.keys(extract)]));
+  return out;
+}

@@ -1,0 +1,84 @@
+import { startFakeTokenEndpoint, type FakeTokenEndpoint } from '@agent/oauth2/testing';
+import type { ResolvedAccount, SharedContext } from '@agent/poller-core';
+import { mailPollerKind, type MailShared } from '../src/index.js';
+import { startFakeGmail, type FakeGmail } from './fake-gmail.js';
+
+export interface MailFixture {
+  tokens: FakeTokenEndpoint;
+  gmail: FakeGmail;
+  account: ResolvedAccount;
+  accountBlock: Record<string, unknown>;
+  config(over?: Record<string, unknown>): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+export async function startMailFixture(now: () => number = Date.now): Promise<MailFixture> {
+  const tokens = await startFakeTokenEndpoint();
+  const gmail = await startFakeGmail({ isValid: (t) => tokens.isValid(t), now });
+  const accountBlock = tokens.account(gmail.url);
+  return {
+    tokens,
+    gmail,
+    accountBlock,
+    account: { name: 'work', config: accountBlock },
+    config: (over = {}) => ({
+      query: 'is:unread',
+      deliver: { channel: 'chat_a', to: 'u1' },
+      message_template: '{subject} — {snippet}',
+      dispatch_delay_ms: 0,
+      ...over,
+    }),
+    async close() {
+      await gmail.close();
+      await tokens.close();
+    },
+  };
+}
+
+/** A minimal real HTTP client over the built-in fetch (structurally a `PollerHttp`), for building a shared client. */
+export function fetchHttp(): SharedContext['http'] {
+  return {
+    async request(url, options = {}) {
+      const res = await fetch(url, {
+        method: options.method ?? 'GET',
+        headers: { ...options.headers },
+        ...(options.body !== undefined ? { body: options.body } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      const body = Buffer.from(await res.arrayBuffer());
+      const headers: Record<string, string> = {};
+      res.headers.forEach((v, k) => (headers[k] = v));
+      const ra = headers['retry-after'];
+      return {
+        status: res.status,
+        headers,
+        body,
+        url: res.url,
+        redirects: [],
+        retryAfterMs: ra && /^\d+$/.test(ra) ? Number(ra) * 1000 : undefined,
+        text: () => body.toString('utf8'),
+        json: <T>() => JSON.parse(body.toString('utf8')) as T,
+      };
+    },
+  };
+}
+
+export const quietLogger: SharedContext['logger'] = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  child() {
+    return quietLogger;
+  },
+};
+
+/** The agent's shared mail resource, built the way the runner builds it. */
+export async function sharedFor(f: MailFixture): Promise<MailShared> {
+  return (await mailPollerKind.createShared!({
+    agentId: 'assistant',
+    account: f.account,
+    http: fetchHttp(),
+    logger: quietLogger,
+  })) as MailShared;
+}

@@ -1,0 +1,225 @@
+/** The `mail` kind inside the real poller service: SQLite state, runner dedup, delivery and follow-ups. */
+import type { TestJobSpec } from '@agent/poller-core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { mailPollerKind } from '../src/index.js';
+import { startMailFixture, type MailFixture } from './helpers.js';
+import { serviceHarness } from './service-harness.js';
+
+const START = Date.parse('2026-03-01T12:00:00Z');
+const MIN = 60_000;
+const HOUR = 3_600_000;
+
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.toReversed()) await c();
+  cleanup = [];
+});
+
+function mailJob(
+  id: string,
+  config: Record<string, unknown> = {},
+  extra: Partial<TestJobSpec> = {},
+): TestJobSpec {
+  return {
+    id,
+    kind: 'mail',
+    agent: 'assistant',
+    schedule: { every_secs: 60 },
+    config: {
+      query: 'is:unread',
+      deliver: { channel: 'chat_a', to: 'u1' },
+      message_template: '{subject} from {from_address}',
+      dispatch_delay_ms: 0,
+      ...config,
+    },
+    ...extra,
+  };
+}
+
+async function setup(jobs: TestJobSpec[]) {
+  let now = START;
+  const f: MailFixture = await startMailFixture(() => now);
+  const h = serviceHarness(mailPollerKind, {
+    jobs,
+    agents: { assistant: { channels: ['chat_a', 'chat_b'], credentials: { mail: 'work' } } },
+    accounts: { mail: { work: f.accountBlock } },
+    secrets: [f.tokens.refreshToken, f.tokens.clientSecret],
+  });
+  const advance = async (ms: number) => {
+    await h.advance(ms);
+    now = h.clock.now();
+  };
+  cleanup.push(
+    () => f.close(),
+    () => h.close(),
+  );
+  await h.service.start();
+  return { f, h, advance };
+}
+
+describe('mail jobs in the poller service', () => {
+  it('back-fills within newer_than on the first tick, oldest first, max_per_tick with carry-over', async () => {
+    const { f, h, advance } = await setup([mailJob('m', { max_per_tick: 2 })]);
+    f.gmail.add(
+      { id: 'old', at: START - 3 * 24 * HOUR, subject: 'outside the window' },
+      ...[1, 2, 3, 4, 5].map((i) => ({
+        id: `m${i}`,
+        at: START - (10 - i) * HOUR,
+        subject: `s${i}`,
+        from: 'a@x.com',
+      })),
+    );
+    await advance(0);
+    expect(h.dispatcher.texts()).toEqual(['s1 from a@x.com', 's2 from a@x.com']);
+    await advance(MIN);
+    await advance(MIN);
+    expect(h.dispatcher.texts()).toEqual(['s1', 's2', 's3', 's4', 's5'].map((s) => `${s} from a@x.com`));
+    await advance(MIN);
+    expect(h.dispatcher.texts()).toHaveLength(5);
+  });
+
+  it('two mail jobs of one agent share one client: one token refresh', async () => {
+    const { f, h, advance } = await setup([
+      mailJob('a', { query: 'from:a.example' }),
+      mailJob('b', { query: 'from:b.example' }),
+    ]);
+    f.gmail.add(
+      { id: 'x', at: START - HOUR, from: 'n@a.example', subject: 'A' },
+      { id: 'y', at: START - HOUR, from: 'n@b.example', subject: 'B' },
+    );
+    await advance(0);
+    await advance(MIN);
+    expect(h.dispatcher.texts().sort()).toEqual(['A from n@a.example', 'B from n@b.example']);
+    expect(f.tokens.requests).toBe(1);
+  });
+
+  it('marks a message read only after its delivery was accepted', async () => {
+    const { f, h, advance } = await setup([mailJob('m')]);
+    f.gmail.add({ id: 'a', at: START - HOUR, subject: 'hello' });
+    const unreadAtSend: boolean[] = [];
+    h.dispatcher.failWhen(() => {
+      unreadAtSend.push(f.gmail.labels('a').includes('UNREAD'));
+      return unreadAtSend.length === 1;
+    });
+    await advance(0);
+    expect(h.dispatcher.texts()).toEqual([]);
+    expect(f.gmail.labels('a')).toContain('UNREAD');
+    expect(f.gmail.count('batchModify')).toBe(0);
+    await advance(MIN);
+    expect(h.dispatcher.texts()).toEqual(['hello from someone@example.com']);
+    expect(unreadAtSend).toEqual([true, true]);
+    expect(f.gmail.labels('a')).not.toContain('UNREAD');
+    expect(f.gmail.count('batchModify')).toBe(1);
+  });
+
+  it('a failing mark-read is logged and never causes a repeat', async () => {
+    const { f, h, advance } = await setup([mailJob('m')]);
+    f.gmail.add({ id: 'a', at: START - HOUR, subject: 'hello' });
+    f.gmail.fail('batchModify', 503, 'backendError', Infinity);
+    await advance(0);
+    await advance(MIN);
+    await advance(MIN);
+    expect(h.dispatcher.texts()).toEqual(['hello from someone@example.com']);
+    expect(f.gmail.labels('a')).toContain('UNREAD');
+    expect(h.logger.find('poller item follow-up failed after delivery')).toHaveLength(1);
+    expect((await h.service.show('m')).last_status).toBe('ok');
+  });
+
+  it('mark_read_on_dispatch: false never repeats a message and leaves it unread', async () => {
+    const { f, h, advance } = await setup([mailJob('m', { mark_read_on_dispatch: false })]);
+    f.gmail.add({ id: 'a', at: START - HOUR, subject: 'hello' });
+    await advance(0);
+    await advance(MIN);
+    f.gmail.add({ id: 'b', at: START + 90_000, subject: 'later' });
+    await advance(MIN);
+    await advance(MIN);
+    expect(h.dispatcher.texts()).toEqual([
+      'hello from someone@example.com',
+      'later from someone@example.com',
+    ]);
+    expect(f.gmail.labels('a')).toContain('UNREAD');
+    expect(f.gmail.count('batchModify')).toBe(0);
+  });
+
+  it('a message read by a person before the tick is still delivered once when the query does not ask for unread', async () => {
+    const { f, h, advance } = await setup([mailJob('m', { query: 'label:inbox' })]);
+    f.gmail.add({ id: 'a', at: START - HOUR, subject: 'read already', labels: ['INBOX'] });
+    await advance(0);
+    await advance(MIN);
+    expect(h.dispatcher.texts()).toEqual(['read already from someone@example.com']);
+  });
+
+  it('the sender allowlist is not fooled by display names', async () => {
+    const { f, h, advance } = await setup([
+      mailJob('m', { sender_allowlist: ['boss@corp.com', 'corp.com'] }),
+    ]);
+    f.gmail.add(
+      { id: 's1', at: START - 3 * HOUR, subject: 'spoof1', from: '"boss@corp.com" <evil@x.com>' },
+      { id: 's2', at: START - 2 * HOUR, subject: 'spoof2', from: 'boss@corp.com <evil@corp.com.evil>' },
+      { id: 's3', at: START - 2 * HOUR, subject: 'spoof3', from: 'x@evil-corp.com (boss@corp.com)' },
+      { id: 'ok', at: START - HOUR, subject: 'real', from: 'The Boss <BOSS@corp.com>' },
+      { id: 'sub', at: START - HOUR / 2, subject: 'sub', from: 'ops@eu.corp.com' },
+    );
+    await advance(0);
+    expect(h.dispatcher.texts()).toEqual(['real from boss@corp.com', 'sub from ops@eu.corp.com']);
+  });
+
+  it('a revoked refresh token pauses the job and alerts; the secret is in neither', async () => {
+    const { f, h, advance } = await setup([
+      mailJob('m', {}, { failure_to: { channel: 'chat_b', to: 'ops' } }),
+    ]);
+    f.tokens.revoke();
+    await advance(0);
+    const st = await h.service.show('m');
+    expect(st.paused).toBe(true);
+    expect(st.last_status).toBe('permanent');
+    expect(st.last_error).toMatch(/OAUTH2_INVALID_GRANT/);
+    const alert = h.dispatcher.texts('chat_b')[0]!;
+    expect(alert).toMatch(/Poller job m \(kind mail\) was paused/);
+    for (const t of [alert, st.last_error ?? '', JSON.stringify(h.logger.records)])
+      expect(t).not.toContain(f.tokens.refreshToken);
+  });
+
+  it('a 403 rate limit is Transient: the job stays active and retries', async () => {
+    const { f, h, advance } = await setup([mailJob('m')]);
+    f.gmail.add({ id: 'a', at: START - HOUR, subject: 'hello' });
+    f.gmail.fail('list', 403, 'userRateLimitExceeded');
+    await advance(0);
+    const st = await h.service.show('m');
+    expect(st).toMatchObject({ paused: false, last_status: 'transient', consecutive_errors: 1 });
+    await advance(MIN);
+    expect(h.dispatcher.texts()).toEqual(['hello from someone@example.com']);
+  });
+
+  it('mail_count_unread counts through the agent client with no side effects at all', async () => {
+    const { f, h, advance } = await setup([mailJob('m', { query: 'from:nobody.example' })]);
+    f.gmail.add(
+      { id: 'a', at: START - HOUR, from: 'x@shop.example' },
+      { id: 'b', at: START - 2 * HOUR, from: 'y@shop.example' },
+      { id: 'c', at: START - 2 * HOUR, from: 'y@shop.example', labels: ['INBOX'] },
+      { id: 'd', at: START - 20 * 24 * HOUR, from: 'z@shop.example' },
+    );
+    await advance(0);
+    const before = await h.service.show('m');
+    const requestsBefore = f.gmail.requests.length;
+    const tool = h.service.tools().find((t) => t.name === 'mail_count_unread')!;
+    const ctx = { agentId: 'assistant', logger: h.logger, signal: new AbortController().signal };
+    expect(await tool.handler({ query: 'from:shop.example' }, ctx)).toEqual({
+      query: 'is:unread from:shop.example',
+      count: 3,
+      exact: true,
+    });
+    expect(await tool.handler({ query: 'from:shop.example', newer_than: '7d' }, ctx)).toMatchObject({
+      count: 2,
+    });
+    expect(await tool.handler({}, ctx)).toMatchObject({ query: 'is:unread', count: 3 });
+    await expect(tool.handler({ newer_than: 'soon' }, ctx)).rejects.toThrow(/newer_than/);
+    const made = f.gmail.requests.slice(requestsBefore);
+    expect(made.every((r) => r.route === 'list' && r.method === 'GET')).toBe(true);
+    expect(f.gmail.count('batchModify')).toBe(0);
+    expect(['a', 'b', 'd'].every((id) => f.gmail.labels(id).includes('UNREAD'))).toBe(true);
+    expect(h.dispatcher.deliveries).toHaveLength(0);
+    const after = await h.service.show('m');
+    expect(after).toEqual(before);
+  });
+});
