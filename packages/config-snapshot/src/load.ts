@@ -46,6 +46,9 @@ export interface ReadOptions {
 
 export const LEGACY_MAIL_POLLER_FILE = 'mail-poller.yaml';
 
+/** Plugin fields whose values are secrets even when written literally. */
+const SECRET_FIELD = /(token|secret|password|api_?key)$/i;
+
 /** Everything valid that was read, plus every issue. Agents here are not yet versioned. */
 export interface Candidate {
   configDir: string;
@@ -327,7 +330,12 @@ function readPlugin(
       >;
       if (schema && sink.length === 0) sink.push(...validateAt(schema, resolved, src, [section, key], base));
       candidate.issues.push(...sink);
-      if (sink.length === 0) out[key] = resolved;
+      if (sink.length === 0) {
+        out[key] = resolved;
+        const ctx = ctxFor(base, sink);
+        for (const [field, v] of Object.entries(resolved))
+          if (SECRET_FIELD.test(field) && typeof v === 'string') ctx.onSecret(v);
+      }
     }
     return out;
   };
@@ -357,8 +365,12 @@ function readLlm(src: SourceFile, candidate: Candidate, ctxFor: RefCtxFactory): 
     // A failed reference already explains the problem; the schema would only add "missing key" noise.
     if (sink.length === 0) sink.push(...validateAt(llmFileSchema, wrapped, src, [], b));
     candidate.issues.push(...sink);
-    if (sink.length === 0) candidate.llm.providers[name] = wrapped.providers[name] as ProviderConfig;
-    else candidate.invalidProviders.add(name);
+    if (sink.length === 0) {
+      const provider = wrapped.providers[name] as ProviderConfig;
+      candidate.llm.providers[name] = provider;
+      // A key written literally is as secret as one read from a file.
+      ctxFor(b, sink).onSecret(provider.api_key);
+    } else candidate.invalidProviders.add(name);
   }
 }
 

@@ -138,6 +138,15 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('treats literal provider keys and secret-named plugin fields as secrets', () => {
+    const d = make({
+      ...baseFiles(),
+      'plugins/chat_b.yaml': 'instances:\n  main:\n    bot_token: tok-literal-999\n',
+    });
+    const s = loadConfig(d.config, { cwd: d.root, env: {} }).snapshot!;
+    expect(s.redact('a key-one-1234 b tok-literal-999')).toBe('a [redacted] b [redacted]');
+  });
+
   it('warns about a plugin file nobody knows', () => {
     const d = make({ ...baseFiles(), 'plugins/mystery.yaml': 'instances: {}\n' });
     const r = loadConfig(d.config, { cwd: d.root, env: {}, pluginSchemas: { log: {} } });

@@ -1,0 +1,116 @@
+// The reload pipeline alone: single flight, coalescing, skip-if-unchanged, metrics.
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSnapshotStore, loadConfig } from '@agent/config-snapshot';
+import { createMemoryLogger } from '@agent/log';
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createConfigMetrics } from '../src/config-metrics.js';
+import { loadOptionsFor } from '../src/daemon.js';
+import { createReloadPipeline } from '../src/reload.js';
+
+let root: string;
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+function setup(apply: () => Promise<void> = async () => {}) {
+  root = mkdtempSync(join(tmpdir(), 'pipeline-'));
+  const config = join(root, 'config');
+  mkdirSync(join(config, 'agents.d'), { recursive: true });
+  mkdirSync(join(config, 'plugins'));
+  writeFileSync(
+    join(config, 'llm.yaml'),
+    'providers:\n  main:\n    type: openai\n    base_url: http://127.0.0.1:9/v1\n    api_key: key-1234\n',
+  );
+  writeFileSync(join(config, 'plugins', 'log.yaml'), 'instances:\n  default: {}\n');
+  const agent = (p: string): string =>
+    `model:\n  provider: main\n  name: m\nsystem_prompt: ${p}\ninbound_bindings:\n  - plugin: log\n`;
+  writeFileSync(join(config, 'agents.d', 'a.yaml'), agent('one'));
+  const loadOptions = loadOptionsFor({ cwd: root, env: {} });
+  const store = createSnapshotStore(loadConfig(config, loadOptions).snapshot!);
+  const registry = new Registry();
+  const logger = createMemoryLogger();
+  const pipeline = createReloadPipeline({
+    configDir: config,
+    loadOptions,
+    store,
+    logger,
+    metrics: createConfigMetrics(registry),
+    apply,
+  });
+  return {
+    config,
+    store,
+    registry,
+    logger,
+    pipeline,
+    edit: (p: string) => writeFileSync(join(config, 'agents.d', 'a.yaml'), agent(p)),
+  };
+}
+
+describe('reload pipeline', () => {
+  it('runs one reload at a time and coalesces triggers that arrive meanwhile into one more run', async () => {
+    let release!: () => void;
+    let applies = 0;
+    const gate = new Promise<void>((r) => (release = r));
+    const { pipeline, store, edit } = setup(async () => {
+      applies++;
+      if (applies === 1) await gate;
+    });
+    edit('two');
+    const first = pipeline.reload({ source: 'cli', requestId: 'r1' });
+    await new Promise((r) => setTimeout(r, 20));
+    const queued = [
+      pipeline.reload({ source: 'cli', requestId: 'r2' }),
+      pipeline.reload({ source: 'watcher', requestId: 'r3' }),
+      pipeline.reload({ source: 'admin', requestId: 'r4' }),
+    ];
+    release();
+    const [o1, ...rest] = await Promise.all([first, ...queued]);
+    expect(applies).toBe(2);
+    expect(o1!.ack).toMatchObject({ request_id: 'r1', version: 2 });
+    expect(rest.map((o) => [o.ack.request_id, o.ack.version])).toEqual([
+      ['r2', 3],
+      ['r3', 3],
+      ['r4', 3],
+    ]);
+    expect(store.current().version).toBe(3);
+  });
+
+  it('a watcher trigger with nothing changed is skipped; an explicit one always runs', async () => {
+    const { pipeline, store, logger } = setup();
+    const skipped = await pipeline.reload({ source: 'watcher', skipIfUnchanged: true });
+    expect(skipped.skipped).toBe(true);
+    expect(store.current().version).toBe(1);
+    expect(logger.find('config reload applied')).toHaveLength(0);
+    const explicit = await pipeline.reload({ source: 'cli', requestId: 'x' });
+    expect(explicit.skipped).toBe(false);
+    expect(explicit.ack.version).toBe(2);
+  });
+
+  it('logs the spec record and sets the reload metrics', async () => {
+    const { pipeline, registry, logger, edit } = setup();
+    edit('two');
+    await pipeline.reload({ source: 'cli' });
+    const rec = logger.find('config reload applied')[0]!;
+    expect(rec.level).toBe('info');
+    expect(rec.fields).toMatchObject({ version: 2, applied: ['a'], rejected_count: 0 });
+    expect(typeof rec.fields.elapsed_ms).toBe('number');
+    const text = await registry.metrics();
+    expect(text).toContain('config_reload_applied_total 1');
+    expect(text).toContain('config_last_reload_successful 1');
+    expect(text).toContain('runtime_config_version{agent_id="a"} 2');
+    expect(text).toMatch(/config_reload_latency_ms_count 1/);
+  });
+
+  it('a failing subsystem is logged and the reload still answers', async () => {
+    const { pipeline, logger, edit } = setup(async () => {
+      throw new Error('boom key-1234');
+    });
+    edit('two');
+    const o = await pipeline.reload({ source: 'cli' });
+    expect(o.ack.version).toBe(2);
+    const rec = logger.find('reload apply failed')[0]!;
+    expect(rec.fields.err).toBe('boom [redacted]');
+  });
+});
