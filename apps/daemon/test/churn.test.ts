@@ -24,6 +24,11 @@ const TURNS_PER_SESSION = 6;
 const RELOADS = 200;
 
 let root: string;
+
+function turnOf(req: RecordedRequest): string {
+  const msgs = (req.body as { messages: { role: string; content: string }[] }).messages;
+  return msgs.filter((m) => m.role === 'user').at(-1)!.content;
+}
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 describe('reload churn', () => {
@@ -79,10 +84,6 @@ describe('reload churn', () => {
       },
     ]);
 
-    const turnOf = (req: RecordedRequest): string => {
-      const msgs = (req.body as { messages: { role: string; content: string }[] }).messages;
-      return msgs.filter((m) => m.role === 'user').at(-1)!.content;
-    };
     llm.setHandler((req) => {
       const body = req.body as { messages: { role: string }[] };
       const delayMs = Math.floor(Math.random() * 200);

@@ -13,6 +13,9 @@ import { createReloadPipeline } from '../src/reload.js';
 let root: string;
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
+const agent = (p: string): string =>
+  `model:\n  provider: main\n  name: m\nsystem_prompt: ${p}\ninbound_bindings:\n  - plugin: log\n`;
+
 function setup(apply: () => Promise<void> = async () => {}) {
   root = mkdtempSync(join(tmpdir(), 'pipeline-'));
   const config = join(root, 'config');
