@@ -26,8 +26,6 @@ function setup(apply: () => Promise<void> = async () => {}) {
     'providers:\n  main:\n    type: openai\n    base_url: http://127.0.0.1:9/v1\n    api_key: key-1234\n',
   );
   writeFileSync(join(config, 'plugins', 'log.yaml'), 'instances:\n  default: {}\n');
-  const agent = (p: string): string =>
-    `model:\n  provider: main\n  name: m\nsystem_prompt: ${p}\ninbound_bindings:\n  - plugin: log\n`;
   writeFileSync(join(config, 'agents.d', 'a.yaml'), agent('one'));
   const loadOptions = loadOptionsFor({ cwd: root, env: {} });
   const store = createSnapshotStore(loadConfig(config, loadOptions).snapshot!);
