@@ -33,6 +33,8 @@ describe('calendar rendering', () => {
       change: 'cancelled',
     });
     expect(itemIdOf(e)).toBe('ev1@"3"');
+    const instance = { ...e, recurringEventId: 'ser', originalStartTime: { date: '2026-03-09' } };
+    expect(eventFields(instance).start).toBe('2026-03-09 (all day)');
   });
 
   it('ids change with every update; created vs updated from the timestamps', () => {

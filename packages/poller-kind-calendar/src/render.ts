@@ -17,6 +17,8 @@ export interface CalendarEvent {
   etag?: unknown;
   start?: EventTime | null;
   end?: EventTime | null;
+  /** On a cancelled instance of a recurring event (which may carry nothing else). */
+  originalStartTime?: EventTime | null;
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -80,7 +82,7 @@ export function itemIdOf(e: CalendarEvent): string {
 export function eventFields(e: CalendarEvent): Record<string, string> {
   return {
     summary: str(e.summary) || (e.status === 'cancelled' ? '' : '(no title)'),
-    start: formatEventTime(e.start),
+    start: formatEventTime(e.start ?? e.originalStartTime),
     end: formatEventTime(e.end),
     html_link: str(e.htmlLink),
     status: str(e.status) || 'confirmed',

@@ -13,6 +13,8 @@ import { PermanentError, TransientError, type PollerErrorOptions } from '@agent/
 /** Ids one listing returns at most (pages of 500); older matches wait until the window moves. */
 export const LIST_MAX_IDS = 2500;
 export const LIST_PAGE_SIZE = 500;
+/** Deadline of one mark-read call. */
+export const MARK_READ_TIMEOUT_MS = 10_000;
 
 const URL_REFUSED = new Set(['HTTP_BAD_URL', 'HTTP_BAD_SCHEME', 'HTTP_SSRF_BLOCKED', 'HTTP_INVALID_REQUEST']);
 
@@ -146,6 +148,8 @@ export function createMailApi(opts: {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body: JSON.stringify({ ids: ids.slice(i, i + 1000), removeLabelIds: ['UNREAD'] }),
+          // A follow-up after delivery: it must not hold the tick for the client's full deadline.
+          timeoutMs: MARK_READ_TIMEOUT_MS,
           ...(signal ? { signal } : {}),
         });
     },

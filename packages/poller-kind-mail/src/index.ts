@@ -22,6 +22,7 @@ export {
   createMailApi,
   LIST_MAX_IDS,
   LIST_PAGE_SIZE,
+  MARK_READ_TIMEOUT_MS,
   toPollerError,
   type ListResult,
   type MailApi,
