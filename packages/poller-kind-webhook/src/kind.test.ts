@@ -340,6 +340,23 @@ describe('webhook_poll: error classes', () => {
     expect(s.requests).toHaveLength(0);
   });
 
+  it('a header value the client refuses is Permanent, and the error does not repeat the value', async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200);
+      res.end('[]');
+    });
+    const err = await runKindTick(webhookPollerKind, {
+      ...base,
+      url: `${s.url}/x`,
+      allow_private_networks: true,
+      headers: { 'X-Api-Key': 'sk-live-77\r\nX-Evil: 1' },
+    }).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('POLLER_PERMANENT');
+    expect((err as Error).message).toContain('HTTP_INVALID_REQUEST');
+    expect((err as Error).message).not.toContain('sk-live-77');
+    expect(s.requests).toHaveLength(0);
+  });
+
   it('a cross-origin redirect drops the secret headers', async () => {
     const target = await serve((_req, res) => {
       res.writeHead(200);
