@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO } from './io.js';
+import { pollersCommand } from './pollers.js';
 import { reloadCommand } from './reload.js';
 
 export { processIO, type CliIO } from './io.js';
@@ -14,8 +15,44 @@ export {
   runReload,
   type ReloadAck,
 } from './reload.js';
+export {
+  pollersCommand,
+  runPollers,
+  RESET_NEEDS_YES,
+  type PollersAction,
+  type PollersArgs,
+} from './pollers.js';
+export {
+  adminRequest,
+  ADMIN_URL_ENV,
+  CliError,
+  closeAdminClient,
+  CONNECT_TIMEOUT_MS,
+  daemonDownMessage,
+  listenToUrl,
+  readTokenFile,
+  REQUEST_TIMEOUT_MS,
+  resolveAdminTarget,
+  RUN_TIMEOUT_MS,
+  type AdminTarget,
+  type CliErrorCode,
+} from './admin-client.js';
+export {
+  alignTable,
+  formatJobDetail,
+  formatJobTable,
+  formatReloadPlan,
+  formatRunResult,
+  formatTime,
+  formatValue,
+  type JobDetailJson,
+  type JobSummaryJson,
+  type ReloadPlanJson,
+  type RunResultJson,
+} from './format.js';
+export { renderCheckConfig, type CheckConfigOutput } from './check-config.js';
 
 /** Every client command, for the `agent` bin to mount. */
 export function cliCommands(io: CliIO): CommandModule<any, any>[] {
-  return [reloadCommand(io)];
+  return [reloadCommand(io), pollersCommand(io)];
 }

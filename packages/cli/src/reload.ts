@@ -7,7 +7,7 @@ import {
   resolveBrokerConfig,
   type Broker,
 } from '@agent/broker';
-import { formatIssue, loadClientConfig } from '@agent/config-snapshot';
+import { formatIssue, loadClientConfig } from '@agent/config-snapshot/client';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { paint, type CliIO } from './io.js';
 

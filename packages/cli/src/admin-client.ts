@@ -1,0 +1,207 @@
+/**
+ * The CLI side of the admin API: where the daemon is (`--admin-url`, `AGENT_ADMIN_URL`, or `runtime.yaml`
+ * `admin.listen`), its optional token file, and JSON requests with short timeouts.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { formatIssue, loadClientConfig } from '@agent/config-snapshot';
+import { Agent, request } from 'undici';
+
+export const ADMIN_URL_ENV = 'AGENT_ADMIN_URL';
+/** Connecting to a loopback port either works at once or not at all. */
+export const CONNECT_TIMEOUT_MS = 2000;
+export const REQUEST_TIMEOUT_MS = 10_000;
+/** A manual tick answers when it is over; the daemon bounds a tick well below this. */
+export const RUN_TIMEOUT_MS = 180_000;
+
+export type CliErrorCode =
+  | 'CLI_DAEMON_DOWN'
+  | 'CLI_TIMEOUT'
+  | 'CLI_ADMIN_ERROR'
+  | 'CLI_BAD_ANSWER'
+  | 'CLI_CONFIG'
+  | 'CLI_TOKEN_FILE'
+  | 'CLI_BAD_URL';
+
+export class CliError extends Error {
+  readonly code: CliErrorCode;
+  /** HTTP status of an admin error answer. */
+  readonly status: number | undefined;
+  /** Error code of the admin API (`ADMIN_UNKNOWN_JOB`, ...). */
+  readonly apiCode: string | undefined;
+  constructor(code: CliErrorCode, message: string, extra: { status?: number; apiCode?: string } = {}) {
+    super(message);
+    this.name = 'CliError';
+    this.code = code;
+    this.status = extra.status;
+    this.apiCode = extra.apiCode;
+  }
+}
+
+export interface AdminTarget {
+  url: string;
+  token: string | null;
+  /** Where the URL came from, for messages. */
+  from: 'flag' | 'env' | 'config';
+}
+
+/** `host:port` / `[v6]:port` of `admin.listen` as an http URL. */
+export function listenToUrl(listen: string): string {
+  const m = /^\[([0-9a-fA-F:]+)\]:(\d+)$/.exec(listen) ?? /^([^:\s]+):(\d+)$/.exec(listen);
+  if (!m) throw new CliError('CLI_CONFIG', `runtime.yaml admin.listen "${listen}" is not host:port`);
+  const host = m[1]!.includes(':') ? `[${m[1]}]` : m[1]!;
+  return `http://${host}:${m[2]}`;
+}
+
+function normaliseUrl(raw: string, from: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new CliError('CLI_BAD_URL', `${from} "${raw}" is not a URL such as http://127.0.0.1:9091`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new CliError('CLI_BAD_URL', `${from} "${raw}" must start with http://`);
+  return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
+}
+
+/** Reads the token file; like `${file:}` secrets it must not be readable by group or others. */
+export function readTokenFile(path: string): string {
+  let mode: number;
+  try {
+    mode = statSync(path).mode;
+  } catch (err) {
+    throw new CliError(
+      'CLI_TOKEN_FILE',
+      `cannot read admin.token_file ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  if ((mode & 0o077) !== 0)
+    throw new CliError(
+      'CLI_TOKEN_FILE',
+      `admin.token_file ${path} has mode ${(mode & 0o777).toString(8).padStart(4, '0')}; run chmod 600 ${path}`,
+    );
+  const token = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+  if (token.trim() === '') throw new CliError('CLI_TOKEN_FILE', `admin.token_file ${path} is empty`);
+  return token;
+}
+
+/**
+ * The admin URL: `--admin-url`, else `AGENT_ADMIN_URL`, else `admin.listen` of `<configDir>/runtime.yaml`.
+ * The token comes from `admin.token_file` of that runtime.yaml when it names one (relative to `cwd`).
+ */
+export function resolveAdminTarget(opts: {
+  adminUrl?: string | undefined;
+  configDir: string;
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+}): AdminTarget {
+  const flag = opts.adminUrl?.trim();
+  const envUrl = opts.env[ADMIN_URL_ENV]?.trim();
+  const configDir = resolve(opts.cwd, opts.configDir);
+  const { config, errors } = loadClientConfig(configDir, { cwd: opts.cwd, env: opts.env });
+  let url: string;
+  let from: AdminTarget['from'];
+  if (flag) [url, from] = [normaliseUrl(flag, '--admin-url'), 'flag'];
+  else if (envUrl) [url, from] = [normaliseUrl(envUrl, ADMIN_URL_ENV), 'env'];
+  else {
+    if (!config)
+      throw new CliError(
+        'CLI_CONFIG',
+        `cannot find the admin server: ${errors.map(formatIssue).join('; ')} (or pass --admin-url)`,
+      );
+    [url, from] = [listenToUrl(config.runtime.admin.listen), 'config'];
+  }
+  const tokenFile = config?.runtime.admin.token_file;
+  const token = tokenFile ? readTokenFile(resolve(opts.cwd, tokenFile)) : null;
+  return { url, token, from };
+}
+
+const NOT_RUNNING = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'ECONNRESET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_SOCKET',
+]);
+
+function errCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | null;
+  const c = e?.code ?? e?.cause?.code;
+  return typeof c === 'string' ? c : undefined;
+}
+
+export function daemonDownMessage(url: string): string {
+  return `the daemon is not running (no admin server at ${url})`;
+}
+
+let sharedAgent: Agent | null = null;
+const agent = (): Agent =>
+  (sharedAgent ??= new Agent({ connect: { timeout: CONNECT_TIMEOUT_MS }, keepAliveTimeout: 1 }));
+
+/** Closes the keep-alive pool so that the process can exit at once. */
+export async function closeAdminClient(): Promise<void> {
+  const a = sharedAgent;
+  sharedAgent = null;
+  await a?.close().catch(() => {});
+}
+
+/** One JSON request. Throws `CliError`: daemon down, timeout, an admin error answer, or a non-JSON answer. */
+export async function adminRequest<T>(
+  target: AdminTarget,
+  method: 'GET' | 'POST',
+  path: string,
+  opts: { body?: unknown; timeoutMs?: number } = {},
+): Promise<T> {
+  const timeout = opts.timeoutMs ?? REQUEST_TIMEOUT_MS;
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (target.token) headers.authorization = `Bearer ${target.token}`;
+  let body: string | undefined;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] = 'application/json';
+  }
+  let res;
+  try {
+    res = await request(`${target.url}${path}`, {
+      method,
+      headers,
+      body: body ?? null,
+      dispatcher: agent(),
+      headersTimeout: timeout,
+      bodyTimeout: timeout,
+    });
+  } catch (err) {
+    const code = errCode(err);
+    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+      throw new CliError(
+        'CLI_TIMEOUT',
+        `the daemon did not answer within ${timeout / 1000} s (${target.url})`,
+      );
+    if (code && NOT_RUNNING.has(code)) throw new CliError('CLI_DAEMON_DOWN', daemonDownMessage(target.url));
+    throw new CliError('CLI_DAEMON_DOWN', `${daemonDownMessage(target.url)}: ${(err as Error).message}`);
+  }
+  const text = await res.body.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    throw new CliError(
+      'CLI_BAD_ANSWER',
+      `unexpected answer from ${target.url}${path} (HTTP ${res.statusCode}); is this the agent admin server?`,
+      { status: res.statusCode },
+    );
+  }
+  if (res.statusCode >= 400) {
+    const e = (json as { error?: { code?: unknown; message?: unknown } }).error;
+    const message = typeof e?.message === 'string' ? e.message : `HTTP ${res.statusCode}`;
+    throw new CliError('CLI_ADMIN_ERROR', message, {
+      status: res.statusCode,
+      ...(typeof e?.code === 'string' ? { apiCode: e.code } : {}),
+    });
+  }
+  return json as T;
+}

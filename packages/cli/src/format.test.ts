@@ -1,0 +1,109 @@
+import { describe, expect, it } from 'vitest';
+import { listenToUrl } from './admin-client.js';
+import {
+  alignTable,
+  formatJobDetail,
+  formatJobTable,
+  formatReloadPlan,
+  formatRunResult,
+  formatTime,
+  formatValue,
+  type JobDetailJson,
+} from './format.js';
+
+const job: JobDetailJson = {
+  id: 'j1',
+  kind: 'rss',
+  agent: 'a',
+  schedule: 'every 60s',
+  paused: false,
+  breaker: 'open',
+  consecutive_errors: 5,
+  last_status: 'transient',
+  last_error: 'HTTP 503',
+  last_run_at: '2026-01-01T00:00:00.000Z',
+  next_run_at: null,
+  config: { feed_url: 'https://x.example/feed', tags: ['a', 'b'], nested: { on: true }, empty: [] },
+  deliver: { channel: 'chat_a', to: 'u1' },
+  failure_to: null,
+  cursor: { present: true, bytes: 40 },
+  seen_ids: 3,
+  baselined: true,
+  last_failure_alert_at: null,
+  lease: { holder: 'host:1:x', epoch: 7, expires_at: '2026-01-01T00:01:00.000Z' },
+};
+
+describe('formatting', () => {
+  it('aligns columns by visible width, colour codes excluded', () => {
+    expect(
+      alignTable([
+        ['a', 'bb', 'c'],
+        ['\x1b[31mxxx\x1b[39m', 'y', ''],
+      ]),
+    ).toEqual(['a    bb  c', '\x1b[31mxxx\x1b[39m  y']);
+  });
+
+  it('prints times in UTC without milliseconds, "-" for none', () => {
+    expect(formatTime('2026-01-01T10:20:30.456Z')).toBe('2026-01-01 10:20:30Z');
+    expect(formatTime(null)).toBe('-');
+  });
+
+  it('colours only when asked: open breaker and failed status red, paused yellow', () => {
+    const plain = formatJobTable([job]);
+    expect(plain.join('\n')).not.toContain('\x1b[');
+    const coloured = formatJobTable([{ ...job, paused: true }], true)[1]!;
+    expect(coloured).toContain('\x1b[31mopen\x1b[39m');
+    expect(coloured).toContain('\x1b[31mtransient\x1b[39m');
+    expect(coloured).toContain('\x1b[33myes\x1b[39m');
+  });
+
+  it('says so when no job is loaded', () => {
+    expect(formatJobTable([])).toEqual(['no poller jobs are loaded']);
+  });
+
+  it('show includes the lease holder and the config', () => {
+    const lines = formatJobDetail(job);
+    expect(lines).toContain('lease holder: host:1:x (epoch 7, expires 2026-01-01 00:01:00Z)');
+    expect(lines).toContain('breaker:      open (5 consecutive errors)');
+    expect(lines.slice(lines.indexOf('config:'))).toEqual([
+      'config:',
+      '  feed_url: https://x.example/feed',
+      '  tags:',
+      '    - a',
+      '    - b',
+      '  nested:',
+      '    on: true',
+      '  empty: []',
+    ]);
+  });
+
+  it('quotes strings that would read as another type', () => {
+    expect(formatValue({ a: 'true', b: '10', c: 'x: y', d: '' })).toEqual([
+      'a: "true"',
+      'b: "10"',
+      'c: "x: y"',
+      'd: ""',
+    ]);
+  });
+
+  it('run and reload lines', () => {
+    expect(
+      formatRunResult('j1', { status: 'permanent', items_seen: 0, items_dispatched: 0, error: 'HTTP 401' }),
+    ).toEqual(['run j1: permanent, 0 new item(s) seen, 0 delivered', '  error: HTTP 401']);
+    expect(
+      formatReloadPlan({
+        add: [],
+        replace: [],
+        remove: [],
+        keep: ['x'],
+        rejected: [{ id: 'y', errors: ['e1', 'e2'] }],
+      }),
+    ).toEqual(['pollers reload: add=0 replace=0 remove=0 keep=1 rejected=1', '  ✗ y: e1', '      e2']);
+  });
+
+  it('turns admin.listen into a URL', () => {
+    expect(listenToUrl('127.0.0.1:9091')).toBe('http://127.0.0.1:9091');
+    expect(listenToUrl('[::1]:9091')).toBe('http://[::1]:9091');
+    expect(() => listenToUrl('9091')).toThrow(/host:port/);
+  });
+});

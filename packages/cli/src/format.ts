@@ -1,0 +1,216 @@
+/** Plain-text rendering of admin API answers. Pure functions: tested with snapshots. */
+import { paint } from './io.js';
+
+/** The fields of a listed job the CLI shows (the API may send more). */
+export interface JobSummaryJson {
+  id: string;
+  kind: string;
+  agent: string;
+  schedule: string;
+  paused: boolean;
+  breaker: string;
+  consecutive_errors: number;
+  last_status: string | null;
+  last_error?: string | null;
+  last_run_at: string | null;
+  next_run_at: string | null;
+}
+
+export interface JobDetailJson extends JobSummaryJson {
+  config: Record<string, unknown>;
+  deliver?: { channel: string; to: string };
+  failure_to?: { channel: string; to: string } | null;
+  cursor?: { present: boolean; bytes: number };
+  seen_ids?: number;
+  baselined?: boolean;
+  last_failure_alert_at?: string | null;
+  lease?: { holder: string | null; epoch: number; expires_at: string } | null;
+}
+
+export interface RunResultJson {
+  status: string;
+  items_seen: number;
+  items_dispatched: number;
+  error?: string;
+}
+
+export interface ReloadPlanJson {
+  add: string[];
+  replace: string[];
+  remove: string[];
+  keep: string[];
+  rejected: { id: string; errors: string[] }[];
+}
+
+/** `2026-01-01T00:01:00.000Z` -> `2026-01-01 00:01:00Z`; `-` for none. */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '-';
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}:\d{2})(?:\.\d+)?Z$/.exec(iso);
+  return m ? `${m[1]} ${m[2]}Z` : iso;
+}
+
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+const visibleLength = (s: string): number => s.replace(ANSI, '').length;
+
+/** Columns padded to the widest cell; the last column is not padded. */
+export function alignTable(rows: string[][]): string[] {
+  const widths: number[] = [];
+  for (const row of rows)
+    row.forEach((cell, i) => {
+      widths[i] = Math.max(widths[i] ?? 0, visibleLength(cell));
+    });
+  return rows.map((row) =>
+    row
+      .map((cell, i) => (i === row.length - 1 ? cell : cell + ' '.repeat(widths[i]! - visibleLength(cell))))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+const LIST_HEADER = [
+  'ID',
+  'KIND',
+  'AGENT',
+  'SCHEDULE',
+  'PAUSED',
+  'BREAKER',
+  'LAST RUN',
+  'NEXT RUN',
+  'LAST STATUS',
+  'ERRORS',
+];
+
+function statusCell(status: string | null, color: boolean): string {
+  if (!status) return '-';
+  if (status === 'ok') return paint.green(status, color);
+  if (status === 'skipped') return status;
+  return paint.red(status, color);
+}
+
+function breakerCell(breaker: string, color: boolean): string {
+  if (breaker === 'open') return paint.red(breaker, color);
+  if (breaker === 'half-open') return paint.yellow(breaker, color);
+  return breaker;
+}
+
+/** The `agent pollers list` table. */
+export function formatJobTable(jobs: readonly JobSummaryJson[], color = false): string[] {
+  if (jobs.length === 0) return ['no poller jobs are loaded'];
+  const rows = jobs.map((j) => [
+    j.id,
+    j.kind,
+    j.agent,
+    j.schedule,
+    j.paused ? paint.yellow('yes', color) : 'no',
+    breakerCell(j.breaker, color),
+    formatTime(j.last_run_at),
+    formatTime(j.next_run_at),
+    statusCell(j.last_status, color),
+    String(j.consecutive_errors),
+  ]);
+  return alignTable([LIST_HEADER, ...rows]);
+}
+
+const PLAIN = /^[A-Za-z0-9_@./+:-][A-Za-z0-9 _@./+:-]*$/;
+
+function scalar(v: unknown): string {
+  if (typeof v === 'string')
+    return PLAIN.test(v) &&
+      !/^(true|false|null|yes|no|~|-?\d)/i.test(v) &&
+      !v.endsWith(' ') &&
+      !v.endsWith(':') &&
+      !v.includes(': ')
+      ? v
+      : JSON.stringify(v);
+  if (v === null || v === undefined) return 'null';
+  return String(v);
+}
+
+/** A JSON value as indented YAML-like lines (for reading, not for parsing back). */
+export function formatValue(value: unknown, indent = ''): string[] {
+  if (Array.isArray(value)) {
+    if (value.length === 0) return [`${indent}[]`];
+    return value.flatMap((v) => {
+      if (v !== null && typeof v === 'object') {
+        const inner = formatValue(v, `${indent}  `);
+        return [`${indent}- ${inner[0]!.trimStart()}`, ...inner.slice(1)];
+      }
+      return [`${indent}- ${scalar(v)}`];
+    });
+  }
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value);
+    if (entries.length === 0) return [`${indent}{}`];
+    return entries.flatMap(([k, v]) => {
+      const key = PLAIN.test(k) ? k : JSON.stringify(k);
+      if (
+        v !== null &&
+        typeof v === 'object' &&
+        (Array.isArray(v) ? v.length > 0 : Object.keys(v).length > 0)
+      )
+        return [`${indent}${key}:`, ...formatValue(v, `${indent}  `)];
+      return [
+        `${indent}${key}: ${Array.isArray(v) ? '[]' : v !== null && typeof v === 'object' ? '{}' : scalar(v)}`,
+      ];
+    });
+  }
+  return [`${indent}${scalar(value)}`];
+}
+
+const dest = (d: { channel: string; to: string } | null | undefined): string =>
+  d ? `${d.channel} -> ${d.to}` : '-';
+
+/** The `agent pollers show` text. */
+export function formatJobDetail(j: JobDetailJson, color = false): string[] {
+  const cursor = j.cursor ? (j.cursor.present ? `${j.cursor.bytes} bytes` : 'none') : '-';
+  const lease = j.lease
+    ? `${j.lease.holder ?? '-'} (epoch ${j.lease.epoch}, expires ${formatTime(j.lease.expires_at)})`
+    : 'none';
+  const rows: [string, string][] = [
+    ['id', j.id],
+    ['kind', j.kind],
+    ['agent', j.agent],
+    ['schedule', j.schedule],
+    ['paused', j.paused ? paint.yellow('yes', color) : 'no'],
+    ['breaker', `${breakerCell(j.breaker, color)} (${j.consecutive_errors} consecutive errors)`],
+    ['last run', `${formatTime(j.last_run_at)} (${statusCell(j.last_status, color)})`],
+    ['last error', j.last_error ?? '-'],
+    ['next run', formatTime(j.next_run_at)],
+    ['deliver', dest(j.deliver)],
+    ['failure to', dest(j.failure_to)],
+    ['cursor', `${cursor}; ${j.seen_ids ?? 0} seen ids; baselined ${j.baselined ? 'yes' : 'no'}`],
+    ['last alert', formatTime(j.last_failure_alert_at)],
+    ['lease holder', lease],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length)) + 1;
+  return [
+    ...rows.map(([k, v]) => `${`${k}:`.padEnd(width)} ${v}`),
+    'config:',
+    ...formatValue(j.config, '  '),
+  ];
+}
+
+/** `agent pollers run`: status and item counts. */
+export function formatRunResult(id: string, r: RunResultJson, color = false): string[] {
+  const lines = [
+    `run ${id}: ${statusCell(r.status, color)}, ${r.items_seen} new item(s) seen, ${r.items_dispatched} delivered`,
+  ];
+  if (r.error) lines.push(`  error: ${r.error}`);
+  return lines;
+}
+
+/** `agent pollers reload`: counts, then one line per added, replaced, removed and rejected job. */
+export function formatReloadPlan(plan: ReloadPlanJson, color = false): string[] {
+  const lines = [
+    `pollers reload: add=${plan.add.length} replace=${plan.replace.length} remove=${plan.remove.length} keep=${plan.keep.length} rejected=${plan.rejected.length}`,
+  ];
+  for (const id of plan.add) lines.push(`  ${paint.green('+', color)} ${id}`);
+  for (const id of plan.replace) lines.push(`  ${paint.yellow('~', color)} ${id}`);
+  for (const id of plan.remove) lines.push(`  ${paint.red('-', color)} ${id}`);
+  for (const r of plan.rejected) {
+    const [first, ...more] = r.errors.length ? r.errors : ['invalid'];
+    lines.push(`  ${paint.red('✗', color)} ${r.id}: ${first}`);
+    for (const e of more) lines.push(`      ${e}`);
+  }
+  return lines;
+}

@@ -1,0 +1,224 @@
+/** `agent pollers list|show|run|pause|resume|reset|reload`: clients of the daemon's loopback admin API. */
+import type { Argv, CommandModule } from 'yargs';
+import {
+  adminRequest,
+  ADMIN_URL_ENV,
+  closeAdminClient,
+  CliError,
+  resolveAdminTarget,
+  RUN_TIMEOUT_MS,
+  type AdminTarget,
+} from './admin-client.js';
+import {
+  formatJobDetail,
+  formatJobTable,
+  formatReloadPlan,
+  formatRunResult,
+  type JobDetailJson,
+  type JobSummaryJson,
+  type ReloadPlanJson,
+  type RunResultJson,
+} from './format.js';
+import type { CliIO } from './io.js';
+
+export type PollersAction = 'list' | 'show' | 'run' | 'pause' | 'resume' | 'reset' | 'reload';
+
+export interface PollersArgs {
+  action: PollersAction;
+  id?: string;
+  json?: boolean;
+  yes?: boolean;
+  adminUrl?: string;
+  configDir: string;
+}
+
+export const RESET_NEEDS_YES = (id: string): string =>
+  `agent pollers reset: resetting "${id}" clears its cursor, seen items and errors, and the next tick records a new baseline; run again with --yes to confirm`;
+
+const enc = encodeURIComponent;
+
+/** Runs one pollers command; returns the exit code. Never throws. */
+export async function runPollers(io: CliIO, args: PollersArgs): Promise<number> {
+  if (args.action === 'reset' && !args.yes) {
+    io.err(RESET_NEEDS_YES(args.id ?? ''));
+    return 2;
+  }
+  let target: AdminTarget;
+  try {
+    target = resolveAdminTarget({
+      adminUrl: args.adminUrl,
+      configDir: args.configDir,
+      cwd: io.cwd,
+      env: io.env,
+    });
+  } catch (err) {
+    io.err(`agent pollers: ${(err as Error).message}`);
+    return 1;
+  }
+  const out = (lines: string[]) => lines.forEach((l) => io.out(l));
+  const json = (v: unknown) => io.out(JSON.stringify(v, null, 2));
+  const id = args.id ?? '';
+  try {
+    switch (args.action) {
+      case 'list': {
+        const body = await adminRequest<{ jobs: JobSummaryJson[] }>(target, 'GET', '/admin/pollers');
+        if (args.json) json(body);
+        else out(formatJobTable(body.jobs, io.color));
+        return 0;
+      }
+      case 'show': {
+        const body = await adminRequest<JobDetailJson>(target, 'GET', `/admin/pollers/${enc(id)}`);
+        if (args.json) json(body);
+        else out(formatJobDetail(body, io.color));
+        return 0;
+      }
+      case 'run': {
+        const body = await adminRequest<RunResultJson>(target, 'POST', `/admin/pollers/${enc(id)}/run`, {
+          timeoutMs: RUN_TIMEOUT_MS,
+        });
+        if (args.json) json(body);
+        else out(formatRunResult(id, body, io.color));
+        return body.status === 'ok' || body.status === 'skipped' ? 0 : 1;
+      }
+      case 'pause':
+      case 'resume': {
+        const body = await adminRequest<JobSummaryJson>(
+          target,
+          'POST',
+          `/admin/pollers/${enc(id)}/${args.action}`,
+        );
+        if (args.json) json(body);
+        else if (args.action === 'pause') io.out(`paused ${body.id}`);
+        else io.out(`resumed ${body.id}${body.next_run_at ? ` (next run ${body.next_run_at})` : ''}`);
+        return 0;
+      }
+      case 'reset': {
+        const body = await adminRequest<JobSummaryJson>(target, 'POST', `/admin/pollers/${enc(id)}/reset`, {
+          body: { confirm: true },
+        });
+        if (args.json) json(body);
+        else
+          io.out(
+            `reset ${body.id}: cursor, seen items and errors cleared; the next tick records a new baseline`,
+          );
+        return 0;
+      }
+      case 'reload': {
+        const body = await adminRequest<ReloadPlanJson>(target, 'POST', '/admin/pollers/reload', {
+          timeoutMs: RUN_TIMEOUT_MS,
+        });
+        if (args.json) json(body);
+        else out(formatReloadPlan(body, io.color));
+        return body.rejected.length > 0 ? 2 : 0;
+      }
+    }
+  } catch (err) {
+    if (err instanceof CliError && err.code === 'CLI_DAEMON_DOWN') io.err(`agent pollers: ${err.message}`);
+    else io.err(`agent pollers ${args.action}: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    await closeAdminClient();
+  }
+}
+
+interface CommonArgs {
+  'admin-url'?: string;
+  'config-dir': string;
+  json: boolean;
+}
+
+function common(y: Argv): Argv<CommonArgs> {
+  return y
+    .option('admin-url', {
+      type: 'string',
+      describe: `Admin server URL (default: ${ADMIN_URL_ENV}, else runtime.yaml admin.listen)`,
+    })
+    .option('config-dir', {
+      type: 'string',
+      default: './config',
+      describe: 'Config directory whose runtime.yaml names the admin server',
+    })
+    .option('json', {
+      type: 'boolean',
+      default: false,
+      describe: 'Print the API answer as JSON',
+    }) as Argv<CommonArgs>;
+}
+
+function sub(
+  io: CliIO,
+  action: PollersAction,
+  describe: string,
+  extra: (y: Argv<CommonArgs>) => Argv<CommonArgs> = (y) => y,
+): CommandModule<object, CommonArgs & { id?: string; yes?: boolean }> {
+  const withId = action !== 'list' && action !== 'reload';
+  return {
+    command: withId ? `${action} <id>` : action,
+    describe,
+    builder: (y: Argv) => {
+      let b = common(y);
+      if (withId)
+        b = b.positional('id', { type: 'string', describe: 'Job id (see agent pollers list)' }) as never;
+      return extra(b) as never;
+    },
+    handler: async (argv) => {
+      io.setExitCode(
+        await runPollers(io, {
+          action,
+          ...(argv.id !== undefined ? { id: String(argv.id) } : {}),
+          json: argv.json,
+          yes: Boolean(argv.yes),
+          ...(argv['admin-url'] !== undefined ? { adminUrl: argv['admin-url'] } : {}),
+          configDir: argv['config-dir'],
+        }),
+      );
+    },
+  };
+}
+
+/** `agent pollers <command>`. */
+export function pollersCommand(io: CliIO): CommandModule<object, object> {
+  const EXIT = 'Exit codes: 0 done, 1 error (daemon not running, unknown job, API error)';
+  return {
+    command: 'pollers <command>',
+    describe: 'Operate the poller jobs of the running daemon (through its loopback admin API)',
+    builder: (argv: Argv) =>
+      argv
+        .command(sub(io, 'list', 'List every job: schedule, paused, breaker, last and next run, errors'))
+        .command(sub(io, 'show', 'Show one job: status, config (secrets redacted), cursor, lease holder'))
+        .command(
+          sub(
+            io,
+            'run',
+            'Run one tick now (bypasses schedule and lease) and print status and item counts',
+            (y) => y.epilogue(`${EXIT}; a tick that failed also exits 1.`),
+          ),
+        )
+        .command(sub(io, 'pause', 'Pause a job (persisted)'))
+        .command(sub(io, 'resume', 'Resume a paused job'))
+        .command(
+          sub(
+            io,
+            'reset',
+            'Clear the cursor, seen items and errors of a job (destructive; needs --yes)',
+            (y) =>
+              y
+                .option('yes', { type: 'boolean', default: false, describe: 'Confirm the reset' })
+                .epilogue(`${EXIT}, 2 without --yes.`) as never,
+          ),
+        )
+        .command(
+          sub(
+            io,
+            'reload',
+            'Re-read the config and apply the poller diff; print the plan and rejected jobs',
+            (y) => y.epilogue(`${EXIT}, 2 when a job was rejected.`),
+          ),
+        )
+        .demandCommand(1, 'name a pollers command: list, show, run, pause, resume, reset or reload')
+        .epilogue(
+          `The admin URL is --admin-url, else ${ADMIN_URL_ENV}, else admin.listen of <config-dir>/runtime.yaml (default http://127.0.0.1:9091).`,
+        ),
+    handler: () => {},
+  };
+}
