@@ -209,6 +209,20 @@ describe('rss: error classes', () => {
       expect((err as Error).message).not.toContain('secret-token-1');
     });
 
+  it('a bot challenge (403 with cf-mitigated: challenge) is Permanent and says so', async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(403, { 'cf-mitigated': 'challenge', 'content-type': 'text/html' });
+      res.end('<html><title>Just a moment...</title></html>');
+    });
+    const err = await runKindTick(rssPollerKind, {
+      ...base,
+      feed_url: `${s.url}/feed`,
+      allow_private_networks: true,
+    }).catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('POLLER_PERMANENT');
+    expect((err as Error).message).toContain('bot challenge');
+  });
+
   it('429 and 503 carry Retry-After in seconds and as an HTTP date, clamped to [1 s, 1 h]', async () => {
     const answers: [number, string][] = [
       [429, '120'],

@@ -151,14 +151,19 @@ async function tick(ctx: TickContext<RssConfig>): Promise<TickResult> {
     // Nothing changed: no parse, validators refreshed (RFC 9111 §4.3.4).
     return { items: [], notModified: true, cursor: { ...validatorsOf(res.headers, sent) } };
   }
-  if (res.status < 200 || res.status >= 300)
+  if (res.status < 200 || res.status >= 300) {
+    // A bot-protection page (e.g. `cf-mitigated: challenge`) will not let an automated client in later.
+    const challenged = res.headers['cf-mitigated']?.toLowerCase() === 'challenge';
     throw statusFailure(
       res.status,
       what,
       res.retryAfterMs,
       isPermanentStatus,
-      'check feed_url, then resume the job',
+      challenged
+        ? 'a bot challenge (cf-mitigated) blocks automated clients; ask the site for access or use another URL'
+        : 'check feed_url, then resume the job',
     );
+  }
 
   const parsed = parseFeed(res.body, { contentType: res.headers['content-type'], baseUrl: res.url });
   if (!parsed.ok) throw new TransientError(`${what}: ${parsed.code}: ${parsed.error}`);
