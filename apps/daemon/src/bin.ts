@@ -1,11 +1,10 @@
 #!/usr/bin/env node
 /** The `agent` command: with no sub-command it runs the daemon in the foreground. */
+// Client commands must start fast: the daemon's modules are imported only when the daemon runs.
 import { cliCommands, processIO } from '@agent/cli';
-import { formatIssue, loadConfig } from '@agent/config-snapshot';
 import { isLogLevel, type LogFormat } from '@agent/log';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { DaemonStartError, loadOptionsFor, startDaemon } from './daemon.js';
 
 const io = processIO();
 
@@ -14,6 +13,7 @@ async function runDaemon(
   logFormat: LogFormat | undefined,
   logLevel: string | undefined,
 ): Promise<void> {
+  const { DaemonStartError, startDaemon } = await import('./daemon.js');
   let daemon;
   try {
     daemon = await startDaemon({
@@ -47,7 +47,9 @@ async function runDaemon(
   process.on('SIGINT', onSignal);
 }
 
-function checkConfig(configDir: string): number {
+async function checkConfig(configDir: string): Promise<number> {
+  const { formatIssue, loadConfig } = await import('@agent/config-snapshot');
+  const { loadOptionsFor } = await import('./daemon.js');
   const r = loadConfig(configDir, loadOptionsFor({}));
   for (const e of r.errors) io.err(`error: ${formatIssue(e)}`);
   for (const w of r.warnings) io.err(`warning: ${formatIssue(w)}`);
@@ -82,7 +84,7 @@ await yargs(hideBin(process.argv))
         }),
     async (argv) => {
       if (argv['check-config']) {
-        process.exitCode = checkConfig(argv['config-dir']);
+        process.exitCode = await checkConfig(argv['config-dir']);
         return;
       }
       await runDaemon(argv['config-dir'], argv['log-format'], argv['log-level']);

@@ -2,7 +2,7 @@ import { silentLogger, type Logger } from '@agent/log';
 import type { BrokerConfig } from './config.js';
 import { BrokerError } from './errors.js';
 import { createLocalBroker } from './local.js';
-import { createNatsBroker } from './nats.js';
+import { createNatsBroker } from './nats-options.js';
 import { connectLocalBroker } from './socket-client.js';
 import type { Broker } from './types.js';
 

@@ -19,7 +19,7 @@ export type { BrokerConfig, BrokerConfigFile } from './config.js';
 export { createBroker, connectBroker, type BrokerFactoryOptions } from './factory.js';
 export { createLocalBroker, type LocalBroker, type LocalBrokerOptions } from './local.js';
 export { connectLocalBroker, type ConnectLocalBrokerOptions } from './socket-client.js';
-export { createNatsBroker, redactUrl, type NatsBrokerOptions } from './nats.js';
+export { createNatsBroker, redactUrl, type NatsBrokerOptions } from './nats-options.js';
 export { requestWithAck, type RequestWithAckOptions } from './ack.js';
 export { MAX_PAYLOAD_BYTES } from './payload.js';
 export { MAX_FRAME_BYTES } from './framing.js';

@@ -11,22 +11,10 @@ import { BrokerError } from './errors.js';
 import { checkTimeout, invokeHandler, noRespondersError, timeoutError } from './local-bus.js';
 import { MAX_PAYLOAD_BYTES, decodePayload, encodePayload } from './payload.js';
 import { assertSubject } from './subject.js';
+import { redactUrl, type NatsBrokerOptions } from './nats-options.js';
 import type { Broker, MessageHandler, PublishOptions, RequestOptions, Subscription } from './types.js';
 
-export interface NatsBrokerOptions {
-  /** e.g. `nats://127.0.0.1:4222`; several servers may be given comma-separated. */
-  url: string;
-  /** Client name shown by the server's monitoring pages. */
-  name?: string;
-  logger?: Logger;
-  /** Upper bound for the first connection; 2000 ms when omitted. */
-  connectTimeoutMs?: number;
-}
-
 /** A URL safe for messages and logs: user info (credentials) is replaced. */
-export function redactUrl(url: string): string {
-  return url.replace(/\/\/[^/@]*@/g, '//[redacted]@');
-}
 
 function closedError(): BrokerError {
   return new BrokerError('BROKER_CLOSED', 'the NATS connection is closed; create a new broker');
@@ -52,7 +40,7 @@ function mapNatsError(err: unknown, subject: string, timeoutMs?: number): Broker
  * Connects to a NATS server. The first connection must succeed (BROKER_UNREACHABLE otherwise, as soon
  * as the server refuses); after that the client reconnects by itself, forever, buffering publishes.
  */
-export async function createNatsBroker(opts: NatsBrokerOptions): Promise<Broker> {
+export async function connectNats(opts: NatsBrokerOptions): Promise<Broker> {
   const logger = opts.logger ?? silentLogger;
   const servers = opts.url
     .split(',')

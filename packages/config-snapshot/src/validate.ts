@@ -10,21 +10,29 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
   formats?: string[],
 ) => Ajv;
 
-const ajv = new Ajv({
-  allErrors: true,
-  useDefaults: true,
-  strict: false,
-  allowUnionTypes: true,
-  verbose: true,
-});
-addFormats(ajv, ['uri']);
+// Created on first use: client processes that never validate do not pay for it.
+let ajv: Ajv | undefined;
 const compiled = new WeakMap<object, ValidateFunction>();
+
+function instance(): Ajv {
+  if (!ajv) {
+    ajv = new Ajv({
+      allErrors: true,
+      useDefaults: true,
+      strict: false,
+      allowUnionTypes: true,
+      verbose: true,
+    });
+    addFormats(ajv, ['uri']);
+  }
+  return ajv;
+}
 
 export function compile(schema: object): ValidateFunction {
   let fn = compiled.get(schema);
   if (!fn) {
     const { $id: _drop, ...rest } = schema as { $id?: string };
-    fn = ajv.compile(rest);
+    fn = instance().compile(rest);
     compiled.set(schema, fn);
   }
   return fn;
