@@ -1,4 +1,8 @@
 // The webhook_poll kind inside the real poller service: baseline, dedup, carry-over, secrets, errors.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSqliteStateStore } from '@agent/poller-core/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { harness, job, memoryLogger, startServer, type TestServer } from '../test/helpers.js';
 import { webhookPollerKind } from './index.js';
@@ -70,6 +74,43 @@ describe('webhook_poll through the poller service', () => {
     await h.service.run('hook');
     await h.service.run('hook');
     expect(h.dispatcher.texts()).toEqual(['t1 (1)', 't2 (2)', 't3 (3)', 't4 (4)', 't5 (5)']);
+  });
+
+  it('reset re-baselines; a new service on the same sqlite file delivers nothing twice', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-state-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'poller.db');
+    const e = await endpoint({ data: [{ id: 1, title: 'a' }] });
+
+    const store1 = createSqliteStateStore(file);
+    const h1 = harness({ kind: webhookPollerKind, jobs: [hookJob(`${e.server.url}/x`)], store: store1 });
+    await h1.service.start();
+    await h1.service.run('hook');
+    e.state.body = {
+      data: [
+        { id: 1, title: 'a' },
+        { id: 2, title: 'b' },
+      ],
+    };
+    await h1.service.run('hook');
+    expect(h1.dispatcher.texts()).toEqual(['b (2)']);
+    await h1.service.reset('hook');
+    e.state.body = { data: [1, 2, 3].map((id) => ({ id, title: `t${id}` })) };
+    expect(await h1.service.run('hook')).toMatchObject({ status: 'ok', items_dispatched: 0 });
+    await h1.service.stop();
+    await store1.close();
+
+    const store2 = createSqliteStateStore(file);
+    cleanup.push(() => store2.close());
+    const h2 = await started({
+      kind: webhookPollerKind,
+      jobs: [hookJob(`${e.server.url}/x`)],
+      store: store2,
+    });
+    expect(await h2.service.run('hook')).toMatchObject({ status: 'ok', items_dispatched: 0 });
+    e.state.body = { data: [1, 2, 3, 4].map((id) => ({ id: String(id), title: `t${id}` })) };
+    await h2.service.run('hook');
+    expect(h2.dispatcher.texts()).toEqual(['t4 (4)']);
   });
 
   it('an item without an id is skipped with a warning in the job log; the others are delivered', async () => {
