@@ -1,6 +1,7 @@
 /** The generated configuration reference (`docs/config/`): core files plus every built-in plugin's blocks. */
 import { builtinChannels } from '@agent/channels';
 import { coreReferenceEntries, renderReference, type ReferenceEntry } from '@agent/config-snapshot';
+import { accountSchemas, builtinKinds } from './kinds.js';
 
 export function configReferenceEntries(): ReferenceEntry[] {
   const entries = [...coreReferenceEntries];
@@ -10,6 +11,22 @@ export function configReferenceEntries(): ReferenceEntry[] {
       title: `plugins/${ch.name}.yaml: one block under \`instances\``,
       intro: `Instances of the \`${ch.name}\` channel plugin, as \`instances: { <instance_name>: {...} }\`. Changing an instance block needs a restart; a rotated \`\${file:}\` secret is applied by \`POST /admin/credentials/reload\` or the next reload.`,
       schema: ch.instanceSchema,
+    });
+  }
+  for (const k of builtinKinds as readonly { kind: string; configSchema: object }[]) {
+    entries.push({
+      name: `kind-${k.kind}.md`,
+      title: `pollers.yaml: \`config\` of a \`kind: ${k.kind}\` job`,
+      intro: `Options of the \`${k.kind}\` kind, under \`config:\` of a job in \`pollers.jobs\`. Validated per job at boot and at every reload; an invalid config rejects that job only.`,
+      schema: k.configSchema,
+    });
+  }
+  for (const [name, schema] of Object.entries(accountSchemas)) {
+    entries.push({
+      name: `plugin-${name}-account.md`,
+      title: `plugins/${name}.yaml: one block under \`accounts\``,
+      intro: `Provider accounts for the \`${name}\` poller kind, as \`accounts: { <account_name>: {...} }\`; an agent names one in \`credentials.${name}\`. Secrets normally come from \`\${file:}\`. Hot: changes apply at the next reload or \`POST /admin/credentials/reload\`.`,
+      schema,
     });
   }
   return entries;

@@ -23,6 +23,7 @@ import {
 import { createLogger, type LogFormat, type Logger, type LogLevel } from '@agent/log';
 import { Registry } from 'prom-client';
 import { createConfigMetrics } from './config-metrics.js';
+import { accountSchemas } from './kinds.js';
 import { startPollers, type PollerSubsystem } from './pollers.js';
 import { createReloadPipeline, type ReloadPipeline } from './reload.js';
 
@@ -65,6 +66,8 @@ export class DaemonStartError extends Error {
 export function loadOptionsFor(opts: Pick<DaemonOptions, 'cwd' | 'env'>): Omit<LoadOptions, 'previous'> {
   const pluginSchemas: Record<string, { instance?: object; account?: object }> = {};
   for (const ch of builtinChannels) pluginSchemas[ch.name] = { instance: ch.instanceSchema };
+  for (const [name, account] of Object.entries(accountSchemas))
+    pluginSchemas[name] = { ...pluginSchemas[name], account };
   return {
     cwd: opts.cwd ?? process.cwd(),
     env: opts.env ?? process.env,
