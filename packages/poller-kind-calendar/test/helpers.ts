@@ -1,7 +1,7 @@
 import { startFakeTokenEndpoint, type FakeTokenEndpoint } from '@agent/oauth2/testing';
 import type { ResolvedAccount, SharedContext } from '@agent/poller-core';
 import { calendarPollerKind, type CalendarShared } from '../src/index.js';
-import { startFakeCalendar, type FakeCalendar } from './fake-calendar.js';
+import { startFakeCalendar, type FakeCalendar } from '../src/testing.js';
 
 export interface CalendarFixture {
   tokens: FakeTokenEndpoint;

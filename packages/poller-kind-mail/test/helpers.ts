@@ -1,7 +1,7 @@
 import { startFakeTokenEndpoint, type FakeTokenEndpoint } from '@agent/oauth2/testing';
 import type { ResolvedAccount, SharedContext } from '@agent/poller-core';
 import { mailPollerKind, type MailShared } from '../src/index.js';
-import { startFakeGmail, type FakeGmail } from './fake-gmail.js';
+import { startFakeGmail, type FakeGmail } from '../src/testing.js';
 
 export interface MailFixture {
   tokens: FakeTokenEndpoint;
