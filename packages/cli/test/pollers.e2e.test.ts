@@ -35,12 +35,14 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe('agent pollers (real bin against a real admin server)', () => {
+// Every test starts the real bin several times; on a busy machine one start takes more than a second.
+describe('agent pollers (real bin against a real admin server)', { timeout: 60_000 }, () => {
   it('list prints an aligned table', async () => {
     daemon = await startTestDaemon();
     const r = await agent(['pollers', 'list', '--admin-url', daemon.url]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
+    expect(r.stdout).not.toContain('\x1b['); // not a terminal: no colour
     expect(r.stdout).toMatchInlineSnapshot(`
       "ID             KIND     AGENT      SCHEDULE                         PAUSED  BREAKER  LAST RUN  NEXT RUN              LAST STATUS  ERRORS
       digest-hourly  counter  assistant  cron "0 0 * * * *" Europe/Paris  no      closed   -         2026-03-01 09:00:00Z  -            0
@@ -169,13 +171,16 @@ describe('agent pollers (real bin against a real admin server)', () => {
 
   it('an unknown job prints the API message and exits 1', async () => {
     daemon = await startTestDaemon();
-    for (const cmd of [['show'], ['run'], ['pause'], ['resume'], ['reset', '--yes']]) {
-      const r = await agent(['pollers', cmd[0]!, 'ghost', ...cmd.slice(1), '--admin-url', daemon.url]);
+    const cmds = [['show'], ['run'], ['pause'], ['resume'], ['reset', '--yes']];
+    const results = await Promise.all(
+      cmds.map((cmd) => agent(['pollers', cmd[0]!, 'ghost', ...cmd.slice(1), '--admin-url', daemon.url])),
+    );
+    results.forEach((r, i) => {
       expect(r.code).toBe(1);
       expect(r.stderr).toBe(
-        `agent pollers ${cmd[0]}: no poller job "ghost"; list the jobs with agent pollers list\n`,
+        `agent pollers ${cmds[i]![0]}: no poller job "ghost"; list the jobs with agent pollers list\n`,
       );
-    }
+    });
   });
 
   it('reads the token file named by runtime.yaml and sends it; a wrong mode is refused', async () => {
@@ -212,18 +217,19 @@ describe('agent pollers (real bin against a real admin server)', () => {
   });
 
   it('--help for every command; reset without an id is a usage error', async () => {
-    for (const cmd of ['list', 'show', 'run', 'pause', 'resume', 'reset', 'reload']) {
-      const r = await agent(['pollers', cmd, '--help']);
-      expect(r.code, cmd).toBe(0);
-      expect(r.stdout).toContain(`agent pollers ${cmd}`);
+    const cmds = ['list', 'show', 'run', 'pause', 'resume', 'reset', 'reload'];
+    const helps = await Promise.all(cmds.map((cmd) => agent(['pollers', cmd, '--help'])));
+    helps.forEach((r, i) => {
+      expect(r.code, cmds[i]).toBe(0);
+      expect(r.stdout).toContain(`agent pollers ${cmds[i]}`);
       expect(r.stdout).toContain('--admin-url');
-    }
+    });
     const top = await agent(['pollers', '--help']);
     expect(top.stdout).toContain('agent pollers reset <id>');
     const usage = await agent(['pollers', 'reset']);
     expect(usage.code).not.toBe(0);
     expect(usage.stderr).toContain('Not enough non-option arguments');
-  });
+  }, 60_000);
 
   it('completion lists the pollers commands', async () => {
     const r = await agent(['--get-yargs-completions', 'pollers', '']);
