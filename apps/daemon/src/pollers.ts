@@ -49,6 +49,8 @@ export async function startPollers(opts: {
     metrics: opts.metrics,
     logger: logger.child({ component: 'pollers' }),
     holderId: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+    // For crash tests only: lets a restarted daemon take over a killed one's leases without waiting 30 s.
+    ...(testMinLeaseTtlMs() !== undefined ? { minLeaseTtlMs: testMinLeaseTtlMs() } : {}),
     dispatcher: {
       deliver: async (m) => {
         await opts.runtime.deliver({ agentId: m.agentId, channel: m.channel, to: m.to, text: m.text });
@@ -99,6 +101,11 @@ export async function startPollers(opts: {
       store.close();
     },
   };
+}
+
+function testMinLeaseTtlMs(): number | undefined {
+  const v = Number(process.env.AGENT_TEST_MIN_LEASE_TTL_MS);
+  return Number.isFinite(v) && v > 0 ? v : undefined;
 }
 
 function pollersIdentity(s: ConfigSnapshot): string {

@@ -104,6 +104,8 @@ export interface FakeGmail {
   clearFaults(): void;
   /** Requests to `route` never answer until `close()`. */
   hang(route: Route): void;
+  /** Stops hanging `route`: requests already waiting are dropped (as if the connection broke), later ones answer. */
+  unhang(route: Route): void;
   count(route: Route): number;
   close(): Promise<void>;
 }
@@ -309,6 +311,10 @@ export async function startFakeGmail(opts: {
     },
     clearFaults: () => faults.clear(),
     hang: (route) => void hanging.add(route),
+    unhang: (route) => {
+      hanging.delete(route);
+      for (const r of hung.splice(0)) r.destroy();
+    },
     count: (route) => requests.filter((r) => r.route === route).length,
     async close() {
       for (const r of hung) r.destroy();
