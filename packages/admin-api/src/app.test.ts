@@ -196,6 +196,8 @@ describe('admin API: errors', () => {
     res = await app.request('/admin/pollers/reload', { method: 'DELETE', headers: { host: '127.0.0.1' } });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('POST, GET, HEAD');
+    res = await app.request('/admin/pollers', { method: 'HEAD', headers: { host: '127.0.0.1' } });
+    expect(res.status).toBe(200);
   });
 
   it('bad JSON, non-object JSON and oversized bodies are refused before the service runs', async () => {
