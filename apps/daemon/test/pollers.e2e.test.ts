@@ -12,7 +12,7 @@ import { startDaemon, workdir, type DaemonProcess, type Workdir } from './harnes
 const ENV = { AGENT_TEST_MIN_LEASE_TTL_MS: '1500' };
 let cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
-  for (const c of cleanup.reverse()) await c();
+  for (const c of cleanup.toReversed()) await c();
   cleanup = [];
 });
 
