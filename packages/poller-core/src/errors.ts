@@ -26,6 +26,7 @@ export const POLLER_ERROR_CODES = {
   POLLER_NO_CREDENTIALS: 'The job agent has no account for the credentials the kind needs.',
   POLLER_CONFIRM_REQUIRED: 'A destructive operation (reset) was called without confirmation.',
   POLLER_STOPPED: 'The poller service is stopped.',
+  POLLER_STATE_DB: 'The state database could not be opened, put in WAL mode or migrated.',
 } as const;
 
 export type PollerErrorCode = keyof typeof POLLER_ERROR_CODES;
