@@ -48,16 +48,13 @@ async function runDaemon(
 }
 
 async function checkConfig(configDir: string): Promise<number> {
-  const { formatIssue, loadConfig } = await import('@agent/config-snapshot');
+  const { loadConfig } = await import('@agent/config-snapshot');
+  const { renderCheckConfig } = await import('@agent/cli/check-config');
   const { loadOptionsFor } = await import('./daemon.js');
-  const r = loadConfig(configDir, loadOptionsFor({}));
-  for (const e of r.errors) io.err(`error: ${formatIssue(e)}`);
-  for (const w of r.warnings) io.err(`warning: ${formatIssue(w)}`);
-  if (r.snapshot)
-    io.out(
-      `config ok: ${r.snapshot.agents.size} agent(s)${r.snapshot.pollers ? `, ${r.snapshot.pollers.jobs.length} poller job(s)` : ''}`,
-    );
-  return r.errors.length > 0 || !r.snapshot ? 1 : 0;
+  const out = renderCheckConfig(loadConfig(configDir, loadOptionsFor({})));
+  for (const l of out.stderr) io.err(l);
+  for (const l of out.stdout) io.out(l);
+  return out.exitCode;
 }
 
 await yargs(hideBin(process.argv))

@@ -4,7 +4,16 @@
  */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { createMetricsApp, parseListen, serveApp, type ServedApp } from '@agent/admin-api';
+import { readFileSync, statSync } from 'node:fs';
+import {
+  AdminError,
+  createAdminApp,
+  createMetricsApp,
+  parseListen,
+  serveAdmin,
+  serveApp,
+  type ServedApp,
+} from '@agent/admin-api';
 import { createAgentRuntime, type AgentRuntime } from '@agent/agent-runtime';
 import { createBroker, resolveBrokerConfig, type Broker } from '@agent/broker';
 import { builtinChannels } from '@agent/channels';
@@ -61,6 +70,19 @@ export interface Daemon {
 
 export class DaemonStartError extends Error {
   readonly code = 'DAEMON_CONFIG_INVALID';
+}
+
+/** The admin bearer token from `admin.token_file`: mode 600 like every secret. */
+function readAdminToken(path: string): string {
+  const mode = statSync(path).mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    throw new DaemonStartError(
+      `admin.token_file ${path} has mode ${mode.toString(8).padStart(4, '0')}; run chmod 600 ${path}`,
+    );
+  }
+  const token = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
+  if (!token.trim()) throw new DaemonStartError(`admin.token_file ${path} is empty`);
+  return token;
 }
 
 export function loadOptionsFor(opts: Pick<DaemonOptions, 'cwd' | 'env'>): Omit<LoadOptions, 'previous'> {
@@ -233,12 +255,49 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       await watcher?.close();
     });
 
+    // Admin API on loopback: pollers (404 while the subsystem is off) and credential rotation.
+    const token = first.runtime.admin.token_file
+      ? readAdminToken(resolve(cwd, first.runtime.admin.token_file))
+      : null;
+    const admin = await serveAdmin(
+      createAdminApp({
+        pollers: pollers ? pollers.service : null,
+        token,
+        redact: (t) => store.current().redact(t),
+        logger,
+        reloadPollers: async () => {
+          const outcome = await reloads.reload({ source: 'admin' });
+          const plan = pollers?.lastPlan();
+          if (!outcome.result?.snapshot || !plan) {
+            const why =
+              outcome.ack.rejected.map((r) => `${r.agent_id}: ${r.reason}`).join('; ') ||
+              'the configuration could not be applied';
+            throw new AdminError('ADMIN_BAD_REQUEST', `reload rejected: ${why}`);
+          }
+          return plan;
+        },
+        reloadCredentials: async () => {
+          // Fresh secrets, without a new configuration version: channel instances and provider clients.
+          const fresh =
+            loadConfig(opts.configDir, { ...loadOptions, previous: store.current() }).snapshot ??
+            store.current();
+          const channels = runtime.reloadCredentials(fresh);
+          if (pollers) await pollers.service.reloadCredentials(fresh);
+          logger.info('credentials reloaded', { channels, pollers: pollers !== null });
+          return { channels, pollers: pollers !== null };
+        },
+      }),
+      first.runtime.admin.listen,
+    );
+    cleanups.push(() => admin.close());
+
     logger.info('daemon started', {
       version: first.version,
       agents: [...first.agents.keys()],
       config_dir: opts.configDir,
       broker: first.broker.kind,
       ...(metrics ? { metrics_url: `${metrics.url}/metrics` } : {}),
+      admin_url: admin.url,
       reload_enabled: first.runtime.reload.enabled,
       pollers: pollers ? 'on' : 'off',
     });

@@ -3,13 +3,14 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { AgentRuntime } from '@agent/agent-runtime';
-import type { ConfigSnapshot } from '@agent/config-snapshot';
+import { warnLegacyMailJobs, type ConfigSnapshot } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
 import {
   createKindRegistry,
   createPollerService,
   loadKindPackages,
   type PollerService,
+  type ReloadPlan,
 } from '@agent/poller-core/runtime';
 import { createSqliteStateStore } from '@agent/poller-core/sqlite';
 import type { Registry } from 'prom-client';
@@ -18,6 +19,8 @@ import type { Subsystem } from './daemon.js';
 
 export interface PollerSubsystem extends Subsystem {
   readonly service: PollerService;
+  /** The plan of the last reload that reached the poller subsystem. */
+  lastPlan(): ReloadPlan | null;
 }
 
 /** `null` when `pollers.yaml` is absent or `enabled: false`: no jobs, no admin endpoints. */
@@ -58,12 +61,15 @@ export async function startPollers(opts: {
     },
   });
   await service.start();
+  warnLegacyMailJobs(snapshot, logger);
+  let lastPlan: ReloadPlan | null = null;
   const removeTools = opts.runtime.registerTools(() => service.tools());
   let lastPollersHash = pollersIdentity(snapshot);
 
   return {
     name: 'pollers',
     service,
+    lastPlan: () => lastPlan,
     async apply(next) {
       if (!next.pollers?.settings.enabled) {
         logger.warn('restart-required field changed during reload', {
@@ -74,6 +80,8 @@ export async function startPollers(opts: {
       // Job definitions reference agents and secrets too, so every applied snapshot is planned; an
       // unchanged configuration plans only `keep`.
       const plan = await service.reload(next);
+      lastPlan = plan;
+      warnLegacyMailJobs(next, logger);
       const identity = pollersIdentity(next);
       if (
         identity !== lastPollersHash ||

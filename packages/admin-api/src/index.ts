@@ -19,5 +19,5 @@ export {
 } from './errors.js';
 export { ADMIN_ROUTES, routesForPath, type AdminRoute, type AdminRouteName } from './routes.js';
 export { isLoopbackHost, MAX_BODY_BYTES } from './security.js';
-export { REDACTED, redactJobConfig, SECRET_KEY_PATTERN } from './redact.js';
+export { REDACTED, redactJobConfig, redactUrl, SECRET_KEY_PATTERN } from './redact.js';
 export { renderAdminApiDocs } from './docs.js';

@@ -11,6 +11,7 @@ export const SECRET_KEY_PATTERN =
  * `headers` map (webhook_poll sends bearer tokens there).
  */
 export function redactJobConfig(value: unknown): unknown {
+  if (typeof value === 'string') return redactUrl(value);
   if (Array.isArray(value)) return value.map(redactJobConfig);
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
@@ -21,6 +22,20 @@ export function redactJobConfig(value: unknown): unknown {
     else out[k] = redactJobConfig(v);
   }
   return out;
+}
+
+/** A URL's query values and user info are often credentials (`?token=`, `user:pass@`): hide them. */
+export function redactUrl(text: string): string {
+  if (!/^https?:\/\//i.test(text)) return text;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return text;
+  }
+  if (!url.search && !url.username && !url.password) return text;
+  const query = [...url.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=${REDACTED}`).join('&');
+  return `${url.protocol}//${url.host}${url.pathname}${query ? `?${query}` : ''}${url.hash}`;
 }
 
 /** Applies `redact` to every string (values, not keys) of a JSON value. */

@@ -4,8 +4,8 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { formatIssue, loadClientConfig } from '@agent/config-snapshot';
-import { Agent, request } from 'undici';
+import { formatIssue, loadClientConfig } from '@agent/config-snapshot/client';
+import type { Agent } from 'undici';
 
 export const ADMIN_URL_ENV = 'AGENT_ADMIN_URL';
 /** Connecting to a loopback port either works at once or not at all. */
@@ -138,9 +138,13 @@ export function daemonDownMessage(url: string): string {
   return `the daemon is not running (no admin server at ${url})`;
 }
 
+// undici is loaded on the first request, so that commands that make none start faster.
 let sharedAgent: Agent | null = null;
-const agent = (): Agent =>
-  (sharedAgent ??= new Agent({ connect: { timeout: CONNECT_TIMEOUT_MS }, keepAliveTimeout: 1 }));
+const undici = (): Promise<typeof import('undici')> => import('undici');
+const agent = async (): Promise<Agent> => {
+  const { Agent: UndiciAgent } = await undici();
+  return (sharedAgent ??= new UndiciAgent({ connect: { timeout: CONNECT_TIMEOUT_MS }, keepAliveTimeout: 1 }));
+};
 
 /** Closes the keep-alive pool so that the process can exit at once. */
 export async function closeAdminClient(): Promise<void> {
@@ -166,11 +170,12 @@ export async function adminRequest<T>(
   }
   let res;
   try {
+    const { request } = await undici();
     res = await request(`${target.url}${path}`, {
       method,
       headers,
       body: body ?? null,
-      dispatcher: agent(),
+      dispatcher: await agent(),
       headersTimeout: timeout,
       bodyTimeout: timeout,
     });

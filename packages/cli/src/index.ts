@@ -50,7 +50,6 @@ export {
   type ReloadPlanJson,
   type RunResultJson,
 } from './format.js';
-export { renderCheckConfig, type CheckConfigOutput } from './check-config.js';
 
 /** Every client command, for the `agent` bin to mount. */
 export function cliCommands(io: CliIO): CommandModule<any, any>[] {
