@@ -91,16 +91,16 @@ export interface KindTool<Shared = unknown> {
 
 export interface PollerKindDefinition<Config = Record<string, unknown>, Shared = unknown> {
   /** `^[a-z][a-z0-9_]*$`, e.g. `rss`, `webhook_poll`, `acme_jira`. */
-  kind: string;
-  apiVersion: typeof POLLER_API_VERSION;
+  readonly kind: string;
+  readonly apiVersion: typeof POLLER_API_VERSION;
   /** JSON Schema of `config`. Must declare `deliver` and `message_template` (see `withBaseConfig`). */
-  configSchema: Readonly<Record<string, unknown>>;
+  readonly configSchema: Readonly<Record<string, unknown>>;
   /** Placeholders the items provide; unknown ones in `message_template` are rejected at validation. */
-  placeholders: readonly string[] | 'any';
+  readonly placeholders: readonly string[] | 'any';
   /** Provider-account plugin file the runner resolves for the job agent (e.g. `mail`). */
-  credentials?: string;
+  readonly credentials?: string;
   /** First tick dispatches what it returns instead of recording a baseline (e.g. mail within `newer_than`). */
-  backfillOnFirstTick?: boolean;
+  readonly backfillOnFirstTick?: boolean;
   /** One per (agent, kind); shared by that agent's jobs and tools. `close()` is called when dropped. */
   createShared?(ctx: SharedContext): Shared | Promise<Shared>;
   /** Extra semantic checks of a schema-valid config; each string is one problem. */
@@ -108,12 +108,13 @@ export interface PollerKindDefinition<Config = Record<string, unknown>, Shared =
   /** Identity of the source; a reload keeps the cursor unless this changes. */
   sourceKey?(config: Config): string;
   tick(ctx: TickContext<Config, Shared>): Promise<TickResult>;
-  tools?: readonly KindTool<Shared>[];
+  readonly tools?: readonly KindTool<Shared>[];
 }
 
-export type PollerKind<Config = Record<string, unknown>, Shared = unknown> = Readonly<
-  PollerKindDefinition<Config, Shared>
-> & {
+// Defaults are `any` so that a kind with a specific Config/Shared is a `PollerKind` (its methods take
+// those types as parameters). Not `Readonly<...>`; the object itself is frozen at runtime.
+// oxlint-disable-next-line typescript/no-explicit-any
+export type PollerKind<Config = any, Shared = any> = PollerKindDefinition<Config, Shared> & {
   readonly [POLLER_KIND_BRAND]: typeof POLLER_API_VERSION;
 };
 

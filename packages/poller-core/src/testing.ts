@@ -6,6 +6,7 @@
 import { compileSchema } from '@agent/config-snapshot';
 import { createGuardedHttp, type GuardedHttpOptions } from '@agent/guarded-http';
 import { silentLogger } from '@agent/log';
+import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { Clock, TimerCallback } from './clock.js';
 import { classifyError } from './errors.js';
@@ -149,6 +150,14 @@ export function createTestDispatcher(): TestDispatcher {
     attempts: () => attempts,
   };
 }
+
+/** A fresh prom-client registry (services never use the global one). */
+export function createMetricsRegistry(): Registry {
+  return new Registry();
+}
+
+/** The recording logger of `@agent/log`, re-exported so kind packages need no extra dependency. */
+export { createMemoryLogger, type MemoryLogger } from '@agent/log';
 
 export { createTestSnapshot, type TestJobSpec, type TestSnapshotOptions } from './test-snapshot.js';
 
