@@ -23,7 +23,8 @@ beforeEach(async () => {
   w = workdir({
     'llm.yaml': `providers:\n  main:\n    type: openai\n    base_url: ${llm.baseUrl}\n    api_key: \${file:secrets/llm.key}\n    max_retries: 0\n`,
     'plugins/chat_b.yaml': `instances:\n  main:\n    base_url: ${tg.baseUrl}\n    bot_token: "${TOKEN}"\n    poll_timeout_secs: 1\n`,
-    'runtime.yaml': 'metrics:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 100\n',
+    'runtime.yaml':
+      'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 100\n',
     'agents.d/a.yaml':
       'model:\n  provider: main\n  name: m1\nsystem_prompt: You are A.\ninbound_bindings:\n  - plugin: chat_b\n    instance: main\n    allowed_tools: [send_message]\n    outbound_allowlist:\n      chat_b: ["42"]\n',
   });

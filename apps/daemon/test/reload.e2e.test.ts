@@ -111,7 +111,10 @@ describe('reload triggers', () => {
 
   it('reload disabled: agent reload gets no ack (exit 1) and the watcher does nothing', async () => {
     const { w, d } = await boot(
-      baseConfig({ runtime: 'metrics:\n  listen: 127.0.0.1:0\nreload:\n  enabled: false\n' }),
+      baseConfig({
+        runtime:
+          'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  enabled: false\n',
+      }),
     );
     const r = await runCli(w, ['reload', '--config-dir', 'config']);
     expect(r.code).toBe(1);
