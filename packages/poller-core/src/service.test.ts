@@ -489,7 +489,7 @@ describe('metrics', () => {
 });
 
 describe('tools', () => {
-  it('offers the six pollers_* tools, scoped to the calling agent, and logs each call', async () => {
+  it('offers the six pollers_* tools: every job is visible, only own jobs change; each call is logged', async () => {
     const h = setup({
       agents: { assistant: { channels: ['chat_a', 'chat_b'] }, other: { channels: ['chat_a'] } },
       jobs: [job('j1'), job('j2', { agent: 'other' })],
@@ -508,9 +508,16 @@ describe('tools', () => {
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     const ctx = { agentId: 'assistant', logger: h.logger, signal: new AbortController().signal };
     const list = (await byName.pollers_list!.handler({}, ctx)) as { id: string }[];
-    expect(list.map((j) => j.id)).toEqual(['j1']);
-    await expect(byName.pollers_show!.handler({ id: 'j2' }, ctx)).rejects.toMatchObject({
+    expect(list.map((j) => j.id)).toEqual(['j1', 'j2']);
+    await expect(byName.pollers_show!.handler({ id: 'j2' }, ctx)).resolves.toMatchObject({ id: 'j2' });
+    await expect(byName.pollers_show!.handler({ id: 'nope' }, ctx)).rejects.toMatchObject({
       code: 'POLLER_UNKNOWN_JOB',
+    });
+    await expect(byName.pollers_pause!.handler({ id: 'j2' }, ctx)).rejects.toMatchObject({
+      code: 'POLLER_UNKNOWN_JOB',
+    });
+    expect((await byName.pollers_show!.handler({ id: 'j2' }, ctx)) as { paused: boolean }).toMatchObject({
+      paused: false,
     });
     await expect(byName.pollers_reset!.handler({ id: 'j1' }, ctx)).rejects.toMatchObject({
       code: 'POLLER_CONFIRM_REQUIRED',

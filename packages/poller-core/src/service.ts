@@ -689,11 +689,16 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     properties: { id: { type: 'string', description: 'Job id.' } },
   };
 
-  const ownJob = (agentId: string, args: Record<string, unknown>): string => {
+  const anyJob = (args: Record<string, unknown>): string => {
     const id = typeof args.id === 'string' ? args.id : '';
-    const rt = jobs.get(id);
-    // Agents operate only on their own jobs; another agent's job looks unknown.
-    if (!rt || rt.def.agent !== agentId) throw unknownJob(id);
+    if (!jobs.has(id)) throw unknownJob(id);
+    return id;
+  };
+  const ownJob = (agentId: string, args: Record<string, unknown>): string => {
+    const id = anyJob(args);
+    // Beyond the spec: agents see every job (spec 4.5) but change only their own; another agent's job
+    // looks unknown to run, pause, resume and reset.
+    if (jobs.get(id)!.def.agent !== agentId) throw unknownJob(id);
     return id;
   };
 
@@ -701,12 +706,12 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     const tools: AgentTool[] = [
       tool(
         'pollers_list',
-        "List this agent's poller jobs and their status.",
+        'List every poller job and its status.',
         { type: 'object', additionalProperties: false, properties: {} },
-        async (_a, agentId) => (await service.list()).filter((j) => j.agent === agentId),
+        async () => service.list(),
       ),
-      tool('pollers_show', 'Show one poller job in detail.', idParam, (a, agentId) =>
-        service.show(ownJob(agentId, a)),
+      tool('pollers_show', 'Show one poller job in detail (secrets redacted).', idParam, (a) =>
+        service.show(anyJob(a)),
       ),
       tool('pollers_run', 'Run one poller job now (delivers new items).', idParam, (a, agentId) =>
         service.run(ownJob(agentId, a)),
