@@ -5,7 +5,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { formatIssue, loadClientConfig } from '@agent/config-snapshot/client';
-import type { Agent } from 'undici';
 
 export const ADMIN_URL_ENV = 'AGENT_ADMIN_URL';
 /** Connecting to a loopback port either works at once or not at all. */
@@ -138,20 +137,8 @@ export function daemonDownMessage(url: string): string {
   return `the daemon is not running (no admin server at ${url})`;
 }
 
-// undici is loaded on the first request, so that commands that make none start faster.
-let sharedAgent: Agent | null = null;
-const undici = (): Promise<typeof import('undici')> => import('undici');
-const agent = async (): Promise<Agent> => {
-  const { Agent: UndiciAgent } = await undici();
-  return (sharedAgent ??= new UndiciAgent({ connect: { timeout: CONNECT_TIMEOUT_MS }, keepAliveTimeout: 1 }));
-};
-
-/** Closes the keep-alive pool so that the process can exit at once. */
-export async function closeAdminClient(): Promise<void> {
-  const a = sharedAgent;
-  sharedAgent = null;
-  await a?.close().catch(() => {});
-}
+/** Kept for callers that close the client before exiting; the built-in fetch needs no closing. */
+export async function closeAdminClient(): Promise<void> {}
 
 /** One JSON request. Throws `CliError`: daemon down, timeout, an admin error answer, or a non-JSON answer. */
 export async function adminRequest<T>(
@@ -168,43 +155,39 @@ export async function adminRequest<T>(
     body = JSON.stringify(opts.body);
     headers['content-type'] = 'application/json';
   }
-  let res;
+  // The built-in fetch: no HTTP library to load, so client commands start fast.
+  let res: Response;
+  let text: string;
   try {
-    const { request } = await undici();
-    res = await request(`${target.url}${path}`, {
-      method,
-      headers,
-      body: body ?? null,
-      dispatcher: await agent(),
-      headersTimeout: timeout,
-      bodyTimeout: timeout,
-    });
+    const init: RequestInit = { method, headers, signal: AbortSignal.timeout(timeout) };
+    if (body !== undefined) init.body = body;
+    res = await fetch(`${target.url}${path}`, init);
+    text = await res.text();
   } catch (err) {
-    const code = errCode(err);
-    if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+    if ((err as Error).name === 'TimeoutError')
       throw new CliError(
         'CLI_TIMEOUT',
         `the daemon did not answer within ${timeout / 1000} s (${target.url})`,
       );
+    const code = errCode(err);
     if (code && NOT_RUNNING.has(code)) throw new CliError('CLI_DAEMON_DOWN', daemonDownMessage(target.url));
     throw new CliError('CLI_DAEMON_DOWN', `${daemonDownMessage(target.url)}: ${(err as Error).message}`);
   }
-  const text = await res.body.text();
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
     throw new CliError(
       'CLI_BAD_ANSWER',
-      `unexpected answer from ${target.url}${path} (HTTP ${res.statusCode}); is this the agent admin server?`,
-      { status: res.statusCode },
+      `unexpected answer from ${target.url}${path} (HTTP ${res.status}); is this the agent admin server?`,
+      { status: res.status },
     );
   }
-  if (res.statusCode >= 400) {
+  if (res.status >= 400) {
     const e = (json as { error?: { code?: unknown; message?: unknown } }).error;
-    const message = typeof e?.message === 'string' ? e.message : `HTTP ${res.statusCode}`;
+    const message = typeof e?.message === 'string' ? e.message : `HTTP ${res.status}`;
     throw new CliError('CLI_ADMIN_ERROR', message, {
-      status: res.statusCode,
+      status: res.status,
       ...(typeof e?.code === 'string' ? { apiCode: e.code } : {}),
     });
   }

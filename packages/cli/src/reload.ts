@@ -1,12 +1,6 @@
 /** `agent reload`: publish `control.reload`, wait up to 5 s for the matching `control.reload.ack`. */
 import { randomUUID } from 'node:crypto';
-import {
-  connectBroker,
-  isBrokerError,
-  requestWithAck,
-  resolveBrokerConfig,
-  type Broker,
-} from '@agent/broker';
+import type { Broker } from '@agent/broker';
 import { formatIssue, loadClientConfig } from '@agent/config-snapshot/client';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { paint, type CliIO } from './io.js';
@@ -60,6 +54,8 @@ export async function runReload(
     for (const e of errors) io.err(formatIssue(e));
     return 1;
   }
+  // Loaded here, not at start-up: other commands never pay for the broker client.
+  const { connectBroker, isBrokerError, requestWithAck, resolveBrokerConfig } = await import('@agent/broker');
   let broker: Broker | undefined;
   try {
     broker = await connectBroker(
