@@ -47,3 +47,4 @@ export {
   validateTemplate,
   type TemplateFields,
 } from './template.js';
+export { clampRetryAfterMs, requestFailure, safeUrl, statusFailure, urlProblems } from './http-errors.js';

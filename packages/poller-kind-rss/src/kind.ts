@@ -14,7 +14,7 @@ import {
   type TickResult,
 } from '@agent/poller-core';
 import { parseFeed } from './feed.js';
-import { requestFailure, safeUrl, statusFailure, urlProblems } from './http.js';
+import { requestFailure, safeUrl, statusFailure, urlProblems } from '@agent/poller-core';
 import { orderOldestFirst } from './order.js';
 import { RSS_PLACEHOLDERS, rssTemplateFields } from './template.js';
 

@@ -15,7 +15,7 @@ import {
   type TickContext,
   type TickResult,
 } from '@agent/poller-core';
-import { requestFailure, safeUrl, statusFailure, urlProblems } from './http.js';
+import { requestFailure, safeUrl, statusFailure, urlProblems } from '@agent/poller-core';
 import { parsePath, selectItems, webhookFieldLookup } from './items.js';
 
 /** Config of a `webhook_poll` job, defaults filled in. */

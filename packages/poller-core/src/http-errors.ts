@@ -1,9 +1,9 @@
 /**
- * HTTP helpers of the `webhook_poll` kind: the URL checks run at validation, and the mapping of guarded-http
- * failures and HTTP statuses to the runner's Transient / Permanent errors.
+ * HTTP helpers for kinds: the URL checks run at validation, and the mapping of guarded-http failures
+ * and HTTP statuses to the runner's Transient / Permanent errors.
  */
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
-import { PermanentError, TransientError } from '@agent/poller-core';
+import { checkHostname } from '@agent/guarded-http';
+import { PermanentError, TransientError } from './errors.js';
 
 const RETRY_AFTER_MIN_MS = 1_000;
 const RETRY_AFTER_MAX_MS = 3_600_000;
@@ -23,29 +23,11 @@ export function safeUrl(url: string | URL): string {
   }
 }
 
-// Address ranges `allow_private_networks` lifts, and ranges no job may reach (link-local and cloud
-// metadata, unspecified, multicast, reserved). The runtime guard in the HTTP client is the real check;
-// this one only reports literal hosts at boot, so operators learn early.
-const PRIVATE = new BlockList();
-PRIVATE.addSubnet('127.0.0.0', 8, 'ipv4');
-PRIVATE.addSubnet('10.0.0.0', 8, 'ipv4');
-PRIVATE.addSubnet('172.16.0.0', 12, 'ipv4');
-PRIVATE.addSubnet('192.168.0.0', 16, 'ipv4');
-PRIVATE.addSubnet('100.64.0.0', 10, 'ipv4');
-PRIVATE.addAddress('::1', 'ipv6');
-PRIVATE.addSubnet('fc00::', 7, 'ipv6');
-const NEVER = new BlockList();
-NEVER.addSubnet('0.0.0.0', 8, 'ipv4');
-NEVER.addSubnet('169.254.0.0', 16, 'ipv4');
-NEVER.addSubnet('224.0.0.0', 4, 'ipv4');
-NEVER.addSubnet('240.0.0.0', 4, 'ipv4');
-NEVER.addAddress('::', 'ipv6');
-NEVER.addSubnet('fe80::', 10, 'ipv6');
-NEVER.addSubnet('ff00::', 8, 'ipv6');
-
 /**
- * Problems of a job URL: not http(s), userinfo, or a literal private / loopback host (`localhost`
- * included) while `allow_private_networks` is off. Host names are checked by the guard once resolved.
+ * Problems of a job URL, for a kind's `validate()`: not http(s), userinfo, or a literal host the SSRF guard
+ * refuses (private or loopback while `allow_private_networks` is off; link-local, metadata and other
+ * never-allowed ranges always). Host names are checked by the guard once resolved, at fetch time; this
+ * check only lets operators learn at boot.
  */
 export function urlProblems(field: string, raw: string, allowPrivateNetworks: boolean): string[] {
   let url: URL;
@@ -58,19 +40,14 @@ export function urlProblems(field: string, raw: string, allowPrivateNetworks: bo
     return [`${field} must use http or https, not ${url.protocol.replace(/:$/, '')}`];
   if (url.username || url.password)
     return [`${field} must not contain user:password@; send credentials in a header instead`];
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const type = isIPv4(host) ? 'ipv4' : isIPv6(host) ? 'ipv6' : null;
-  if (type && NEVER.check(host, type))
-    return [
-      `${field} host ${url.hostname} is a link-local, unspecified, multicast or reserved address, which is never allowed`,
-    ];
-  if (allowPrivateNetworks) return [];
-  const isLocalName = host === 'localhost' || host === 'localhost.' || /\.localhost\.?$/.test(host);
-  if (isLocalName || (type && PRIVATE.check(host, type)))
-    return [
-      `${field} host ${url.hostname} is a private or loopback address, refused by the SSRF guard; set allow_private_networks: true if the job must reach it`,
-    ];
-  return [];
+  const verdict = checkHostname(url.hostname, { allowPrivateNetworks });
+  if (verdict.allowed) return [];
+  const lifted = checkHostname(url.hostname, { allowPrivateNetworks: true }).allowed;
+  return lifted
+    ? [
+        `${field} host ${url.hostname} is a private or loopback address (${verdict.reason}), refused by the SSRF guard; set allow_private_networks: true if the job must reach it`,
+      ]
+    : [`${field} host ${url.hostname} is never allowed (${verdict.reason})`];
 }
 
 /** Guarded-http error codes that a retry cannot fix: the job config must change. */

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { clampRetryAfterMs, requestFailure, safeUrl, statusFailure, urlProblems } from './http-errors.js';
+
+describe('HTTP helpers for kinds', () => {
+  it.each([
+    ['https://feeds.example/x', false, []],
+    ['ftp://feeds.example/x', false, ['f must use http or https, not ftp']],
+    ['not a url', false, ['f is not a valid URL; write it as https://host/path']],
+  ])('urlProblems(%s)', (raw, allow, problems) => {
+    expect(urlProblems('f', raw, allow)).toEqual(problems);
+  });
+
+  it('refuses literal private hosts unless allowed, and never-allowed ranges always', () => {
+    expect(urlProblems('url', 'http://127.0.0.1/x', false)[0]).toMatch(
+      /private or loopback.*allow_private_networks: true/,
+    );
+    expect(urlProblems('url', 'http://localhost/x', false)[0]).toMatch(/private or loopback/);
+    expect(urlProblems('url', 'http://10.1.2.3/x', true)).toEqual([]);
+    expect(urlProblems('url', 'http://169.254.169.254/latest', true)[0]).toMatch(/never allowed/);
+    expect(urlProblems('url', 'https://user:pw@host.example/', false)[0]).toMatch(/user:password@/);
+  });
+
+  it('maps failures and statuses to error classes by code', () => {
+    expect(
+      requestFailure(Object.assign(new Error('blocked'), { code: 'HTTP_SSRF_BLOCKED' }), 'fetch').name,
+    ).toBe('PermanentError');
+    expect(requestFailure(Object.assign(new Error('reset'), { code: 'HTTP_NETWORK' }), 'fetch').name).toBe(
+      'TransientError',
+    );
+    const e = statusFailure(503, 'fetch', 10, (s) => s < 500, 'fix it') as Error & { retryAfterMs?: number };
+    expect(e.name).toBe('TransientError');
+    expect(e.retryAfterMs).toBe(1000);
+    expect(statusFailure(404, 'fetch', undefined, (s) => s < 500, 'fix it').message).toBe(
+      'fetch: the server answered 404; fix it',
+    );
+    expect(clampRetryAfterMs(10 * 3600_000)).toBe(3600_000);
+    expect(safeUrl('https://u:p@h.example/a?token=x#f')).toBe('https://h.example/a');
+  });
+});
