@@ -2,18 +2,9 @@ import { join } from 'node:path';
 import { createMemoryLogger } from '@agent/log';
 import { describe, expect, it } from 'vitest';
 import { NATS_URL, rejectionOf, syncErrorOf, uniqueSubject } from '../test/helpers.js';
-import { brokerConfigSchema, connectBroker, createBroker, redactUrl, resolveBrokerConfig } from './index.js';
+import { connectBroker, createBroker, redactUrl, resolveBrokerConfig } from './index.js';
 
 describe('broker.yaml', () => {
-  it('is described by a draft-07 object schema with kind, url and socket_path only', () => {
-    expect(brokerConfigSchema.$schema).toContain('draft-07');
-    expect(brokerConfigSchema.type).toBe('object');
-    expect(brokerConfigSchema.additionalProperties).toBe(false);
-    expect(Object.keys(brokerConfigSchema.properties)).toEqual(['kind', 'url', 'socket_path']);
-    expect(brokerConfigSchema.properties.kind.enum).toEqual(['local', 'nats']);
-    expect(brokerConfigSchema.properties.kind.default).toBe('local');
-  });
-
   it('defaults to local with the socket in the data dir; an empty file is fine', () => {
     expect(resolveBrokerConfig(undefined, { dataDir: '/srv/agent' })).toEqual({
       kind: 'local',

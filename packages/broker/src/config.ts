@@ -1,36 +1,6 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { BrokerError } from './errors.js';
 
-/** JSON Schema (draft-07) of `broker.yaml`. */
-export const brokerConfigSchema = {
-  $schema: 'http://json-schema.org/draft-07/schema#',
-  $id: 'broker.yaml',
-  title: 'Broker (broker.yaml)',
-  description: 'Message broker for control messages such as `control.reload`. Restart required.',
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    kind: {
-      enum: ['local', 'nats'],
-      default: 'local',
-      description:
-        '`local`: in-process, reachable by local processes of the same user over a mode-0600 Unix socket; `nats`: a NATS server.',
-    },
-    url: {
-      type: 'string',
-      description:
-        'NATS server URL (kind `nats`, required there), e.g. `nats://127.0.0.1:4222`; comma-separate several.',
-    },
-    socket_path: {
-      type: 'string',
-      description:
-        'Unix socket of the local broker; default `<data_dir>/broker.sock`. Relative paths resolve against the working directory.',
-    },
-  },
-  // kind nats needs url: either kind is local (or absent, which means local) or url is given.
-  anyOf: [{ properties: { kind: { const: 'local' } } }, { required: ['url'] }],
-} as const;
-
 /** `broker.yaml` as written by the operator. */
 export interface BrokerConfigFile {
   kind?: 'local' | 'nats';
@@ -58,7 +28,7 @@ function invalid(message: string): BrokerError {
 }
 
 /**
- * Validates a parsed `broker.yaml` (`undefined`/`null` = empty file) against `brokerConfigSchema`
+ * Validates a parsed `broker.yaml` (`undefined`/`null` = empty file) (its JSON Schema lives in `@agent/config-snapshot`, which validates the file first)
  * and resolves it: `kind` defaults to `local`, `socket_path` to `<dataDir>/broker.sock`, a relative
  * `socket_path` resolves against `cwd` (default: the process's working directory).
  */
@@ -68,7 +38,7 @@ export function resolveBrokerConfig(raw: unknown, opts: { dataDir: string; cwd?:
     throw invalid('must be a mapping with kind, url, socket_path');
   const obj = file as Record<string, unknown>;
   for (const key of Object.keys(obj)) {
-    if (!(key in brokerConfigSchema.properties)) {
+    if (!['kind', 'url', 'socket_path'].includes(key)) {
       throw invalid(`unknown field "${key}"; allowed fields are kind, url, socket_path`);
     }
   }

@@ -14,7 +14,7 @@ export {
   isBrokerErrorCode,
   type BrokerErrorCode,
 } from './errors.js';
-export { brokerConfigSchema, defaultSocketPath, resolveBrokerConfig, DEFAULT_SOCKET_FILE } from './config.js';
+export { defaultSocketPath, resolveBrokerConfig, DEFAULT_SOCKET_FILE } from './config.js';
 export type { BrokerConfig, BrokerConfigFile } from './config.js';
 export { createBroker, connectBroker, type BrokerFactoryOptions } from './factory.js';
 export { createLocalBroker, type LocalBroker, type LocalBrokerOptions } from './local.js';
