@@ -106,7 +106,7 @@ export async function startPollers(opts: {
     async stop() {
       removeTools();
       await service.stop();
-      store.close();
+      await store.close();
     },
   };
 }
