@@ -64,7 +64,6 @@ export async function startPollers(opts: {
   warnLegacyMailJobs(snapshot, logger);
   let lastPlan: ReloadPlan | null = null;
   const removeTools = opts.runtime.registerTools(() => service.tools());
-  let lastPollersHash = pollersIdentity(snapshot);
 
   return {
     name: 'pollers',
@@ -77,28 +76,10 @@ export async function startPollers(opts: {
         });
         return;
       }
-      // Job definitions reference agents and secrets too, so every applied snapshot is planned; an
-      // unchanged configuration plans only `keep`.
-      const plan = await service.reload(next);
-      lastPlan = plan;
+      // Job definitions reference agents and secrets too, so every applied snapshot is planned (the service
+      // logs the plan and every rejected job); an unchanged configuration plans only `keep`.
+      lastPlan = await service.reload(next);
       warnLegacyMailJobs(next, logger);
-      const identity = pollersIdentity(next);
-      if (
-        identity !== lastPollersHash ||
-        plan.add.length ||
-        plan.replace.length ||
-        plan.remove.length ||
-        plan.rejected.length
-      ) {
-        logger.info('poller reload applied', {
-          add: plan.add,
-          replace: plan.replace,
-          remove: plan.remove,
-          keep: plan.keep.length,
-          rejected: plan.rejected.map((r) => r.id),
-        });
-      }
-      lastPollersHash = identity;
     },
     async reloadCredentials(snap) {
       await service.reloadCredentials(snap);
@@ -114,10 +95,4 @@ export async function startPollers(opts: {
 function testMinLeaseTtlMs(): number | undefined {
   const v = Number(process.env.AGENT_TEST_MIN_LEASE_TTL_MS);
   return Number.isFinite(v) && v > 0 ? v : undefined;
-}
-
-function pollersIdentity(s: ConfigSnapshot): string {
-  return (
-    JSON.stringify(s.pollers?.jobs.map((j) => j.spec) ?? null) + JSON.stringify(s.pollers?.settings ?? null)
-  );
 }

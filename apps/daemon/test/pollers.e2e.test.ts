@@ -93,6 +93,34 @@ describe('rss through a real daemon', () => {
   });
 });
 
+describe('pollers.yaml saved while the daemon runs', () => {
+  it('is applied like agent pollers reload: the plan is logged and a rejected job is named', async () => {
+    const feed: Server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/rss+xml' });
+      res.end('<?xml version="1.0"?><rss version="2.0"><channel><title>F</title></channel></rss>');
+    });
+    await new Promise<void>((r) => feed.listen(0, '127.0.0.1', r));
+    cleanup.push(() => new Promise<void>((r) => feed.close(() => r())));
+    const url = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/f`;
+    const job = (id: string): string =>
+      `    - id: ${id}\n      kind: rss\n      agent: a\n      schedule: { every_secs: 3600 }\n      config:\n        feed_url: ${url}\n        allow_private_networks: true\n        message_template: "{title}"\n        deliver: { channel: log, to: op }\n`;
+    const w = workdir(baseFiles(`pollers:\n  jobs:\n${job('one')}`));
+    cleanup.push(() => w.cleanup());
+    const d = await boot(w);
+    w.writeByRename('pollers.yaml', `pollers:\n  jobs:\n${job('one')}${job('two')}`);
+    const line = await d.waitFor(/msg="poller reload applied"/, 5000);
+    expect(line).toMatch(/add=two/);
+    expect(line).toMatch(/keep=1/);
+    w.writeByRename(
+      'pollers.yaml',
+      `pollers:\n  jobs:\n${job('two')}    - id: bad\n      kind: nope\n      agent: a\n      schedule: { every_secs: 60 }\n      config: {}\n`,
+    );
+    const second = await d.waitFor(/msg="poller reload applied".*remove=one/, 5000);
+    expect(second).toMatch(/keep=1 rejected=1/);
+    expect(await d.waitFor(/level=warn msg="poller job rejected".*job_id=bad/)).toMatch(/nope/);
+  });
+});
+
 describe('mail through a real daemon', () => {
   it('a SIGKILL between delivery and mark-read repeats nothing', async () => {
     const tokens: FakeTokenEndpoint = await startFakeTokenEndpoint();

@@ -649,6 +649,8 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
         await startJob(def, { applyPausedOnBoot: false });
       }
       for (const id of plan.add) await startJob(nextById.get(id)!, { applyPausedOnBoot: true });
+      for (const r of plan.rejected)
+        logger.warn('poller job rejected', { job_id: r.id, reason: r.errors[0] ?? 'invalid' });
       logger.info('poller reload applied', {
         add: plan.add,
         replace: plan.replace,
