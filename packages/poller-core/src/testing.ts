@@ -3,9 +3,9 @@
  * (`testPollerKind`, runs inside vitest), an in-memory state store, a fake clock, a recording
  * dispatcher and a minimal config snapshot builder.
  */
-import { compileSchema } from '@agent/config-snapshot';
+import { compileSchema, type ConfigSnapshot } from '@agent/config-snapshot';
 import { createGuardedHttp, type GuardedHttpOptions } from '@agent/guarded-http';
-import { silentLogger } from '@agent/log';
+import { createMemoryLogger, silentLogger, type MemoryLogger } from '@agent/log';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { Clock, TimerCallback } from './clock.js';
@@ -18,7 +18,12 @@ import {
   type TickContext,
   type TickResult,
 } from './kind.js';
+import { createMemoryStateStore } from './memory-store.js';
+import { createKindRegistry } from './registry.js';
 import { pollerHttp, type DeliveryRequest, type Dispatcher } from './runner.js';
+import { createPollerService, type PollerService } from './service.js';
+import type { StateStore } from './store.js';
+import { createTestSnapshot, type TestJobSpec, type TestSnapshotOptions } from './test-snapshot.js';
 import { validateTemplate } from './template.js';
 
 export {
@@ -157,9 +162,9 @@ export function createMetricsRegistry(): Registry {
 }
 
 /** The recording logger of `@agent/log`, re-exported so kind packages need no extra dependency. */
-export { createMemoryLogger, type MemoryLogger } from '@agent/log';
+export { createMemoryLogger, type MemoryLogger };
 
-export { createTestSnapshot, type TestJobSpec, type TestSnapshotOptions } from './test-snapshot.js';
+export { createTestSnapshot, type TestJobSpec, type TestSnapshotOptions };
 
 // ---- conformance suite -----------------------------------------------------------------------------
 
@@ -380,4 +385,76 @@ export function testPollerKind(kind: PollerKind, options: ConformanceOptions): v
         });
       });
   });
+}
+
+export interface ServiceHarnessOptions extends Omit<TestSnapshotOptions, 'jobs'> {
+  jobs: TestJobSpec[];
+  /** A store to use (e.g. a SQLite store on a temporary file); default an in-memory store on the fake clock. */
+  store?: StateStore | ((clock: FakeClock) => StateStore);
+  logger?: MemoryLogger;
+  /** Start of the fake clock. */
+  start?: number | string;
+}
+
+export interface ServiceHarness {
+  clock: FakeClock;
+  store: StateStore;
+  dispatcher: TestDispatcher;
+  logger: MemoryLogger;
+  snapshot: ConfigSnapshot;
+  service: PollerService;
+  /** Moves the fake clock and waits for the ticks it started. */
+  advance(ms: number): Promise<void>;
+  /** Stops the service and closes the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * The real poller service around one or more kinds: registry, runner, scheduler and store, with a fake clock,
+ * no jitter, the test dispatcher and a recording logger. For a kind package's own end-to-end tests.
+ */
+export function createServiceHarness(
+  kinds: PollerKind | readonly PollerKind[],
+  opts: ServiceHarnessOptions,
+): ServiceHarness {
+  const { jobs, store: storeOpt, logger: loggerOpt, start, settings, ...snapshotOpts } = opts;
+  const clock = createFakeClock(start ?? '2026-01-01T00:00:00Z');
+  const store =
+    typeof storeOpt === 'function'
+      ? storeOpt(clock)
+      : (storeOpt ?? createMemoryStateStore({ now: clock.now }));
+  const dispatcher = createTestDispatcher();
+  const logger = loggerOpt ?? createMemoryLogger();
+  const snapshot = createTestSnapshot({
+    ...snapshotOpts,
+    settings: { default_jitter_ms: 0, ...settings },
+    jobs,
+  });
+  const service = createPollerService({
+    snapshot,
+    registry: createKindRegistry(Array.isArray(kinds) ? kinds : [kinds]),
+    store,
+    dispatcher,
+    metrics: createMetricsRegistry(),
+    logger,
+    clock,
+    random: () => 0,
+    holderId: 'test-holder',
+  });
+  return {
+    clock,
+    store,
+    dispatcher,
+    logger,
+    snapshot,
+    service,
+    async advance(ms) {
+      await clock.advance(ms);
+      await service.idle();
+    },
+    async close() {
+      await service.stop();
+      await store.close();
+    },
+  };
 }

@@ -1,19 +1,12 @@
 /** Test helpers: a loopback JSON server, a recording logger and the real poller service around a kind. */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { definePollerKind, type PollerKind, type TickContext } from '@agent/poller-core';
+import type { StateStore } from '@agent/poller-core/runtime';
 import {
-  createKindRegistry,
-  createPollerService,
-  type PollerServiceOptions,
-  type StateStore,
-} from '@agent/poller-core/runtime';
-import {
-  createFakeClock,
-  createMemoryStateStore,
-  createTestDispatcher,
-  createTestSnapshot,
+  createMemoryLogger,
+  createServiceHarness,
+  type MemoryLogger as CoreMemoryLogger,
   type TestJobSpec,
 } from '@agent/poller-core/testing';
 
@@ -65,48 +58,18 @@ export async function startServer(
   };
 }
 
-export interface LogRecord {
-  level: 'debug' | 'info' | 'warn' | 'error';
-  msg: string;
-  fields: Record<string, unknown>;
-}
+export type MemoryLogger = CoreMemoryLogger & { text(): string };
 
-export interface MemoryLogger extends Logger {
-  records: LogRecord[];
-  find(msg: string): LogRecord[];
-  text(): string;
-}
-
+/** The recording logger of poller-core's test helpers, plus `text()`: every record as JSON, for leak checks. */
 export function memoryLogger(): MemoryLogger {
-  const records: LogRecord[] = [];
-  const make = (bound: Record<string, unknown>): MemoryLogger => {
-    const emit = (level: LogRecord['level']) => (msg: string, fields?: Record<string, unknown>) => {
-      records.push({ level, msg, fields: { ...bound, ...fields } });
-    };
-    return {
-      records,
-      find: (msg) => records.filter((r) => r.msg === msg),
-      text: () => JSON.stringify(records),
-      debug: emit('debug'),
-      info: emit('info'),
-      warn: emit('warn'),
-      error: emit('error'),
-      child: (fields) => make({ ...bound, ...fields }),
-    };
-  };
-  return make({});
+  const l = createMemoryLogger();
+  return Object.assign(l, { text: () => JSON.stringify(l.records) });
 }
 
 /** The same kind, with ticks logging to `logger` (the conformance tick helper logs nowhere). */
 export function withLogger(kind: PollerKind, logger: Logger): PollerKind {
   return definePollerKind({ ...kind, tick: (ctx) => kind.tick({ ...ctx, logger }) });
 }
-
-// prom-client as poller-core resolves it: the registry must be the one its metrics module uses.
-const requireFromCore = createRequire(new URL('../../poller-core/package.json', import.meta.url));
-const { Registry } = requireFromCore('prom-client') as {
-  Registry: new () => PollerServiceOptions['metrics'];
-};
 
 export interface HarnessOptions {
   kind: PollerKind;
@@ -118,27 +81,12 @@ export interface HarnessOptions {
 
 /** The real poller service with a memory (or given) store, a fake clock and the test dispatcher. */
 export function harness(opts: HarnessOptions) {
-  const clock = createFakeClock('2026-01-01T00:00:00Z');
-  const store = opts.store ?? createMemoryStateStore({ now: clock.now });
-  const dispatcher = createTestDispatcher();
-  const logger = opts.logger ?? memoryLogger();
-  const snapshot = createTestSnapshot({
-    settings: { default_jitter_ms: 0 },
+  return createServiceHarness(opts.kind, {
     jobs: opts.jobs,
+    ...(opts.store ? { store: opts.store } : {}),
+    ...(opts.logger ? { logger: opts.logger } : {}),
     ...(opts.secrets ? { secrets: opts.secrets } : {}),
   });
-  const service = createPollerService({
-    snapshot,
-    registry: createKindRegistry([opts.kind]),
-    store,
-    dispatcher,
-    metrics: new Registry(),
-    logger,
-    clock,
-    random: () => 0,
-    holderId: 'holder-test',
-  });
-  return { clock, store, dispatcher, logger, service };
 }
 
 export function job(id: string, kind: string, config: Record<string, unknown>): TestJobSpec {
