@@ -161,7 +161,23 @@ export function parseYamlText(
       issues: [syntaxIssue(names.display, scope, firstLine((err as Error).message), undefined, extra)],
     };
   }
-  const locate = (segments: Segments, key?: string): { line: number; column: number } | undefined => {
+  // The parsed document (a large tree) is not kept: positions are needed only for issues, so `locate`
+  // parses the text again on first use. Snapshots of big files then hold their text, not their tree.
+  const locate = lazyLocator(text);
+  const frozen = deepFreeze(value ?? null);
+  parsed.set(hash, { value: frozen, locate });
+  if (parsed.size > MAX_CACHED_FILES) parsed.delete(parsed.keys().next().value!);
+  return { src: { ...names, hash, value: frozen, locate }, issues: [] };
+}
+
+function lazyLocator(text: string): SourceFile['locate'] {
+  let parsedDoc: { doc: Document.Parsed; lineCounter: LineCounter } | undefined;
+  return (segments, key) => {
+    if (!parsedDoc) {
+      const lineCounter = new LineCounter();
+      parsedDoc = { doc: parseDocument(text, { lineCounter, uniqueKeys: true, strict: true }), lineCounter };
+    }
+    const { doc, lineCounter } = parsedDoc;
     let node: unknown;
     try {
       node = segments.length === 0 ? doc.contents : doc.getIn(segments as (string | number)[], true);
@@ -177,10 +193,6 @@ export function parseYamlText(
     const pos = lineCounter.linePos(range[0]);
     return { line: pos.line, column: pos.col };
   };
-  const frozen = deepFreeze(value ?? null);
-  parsed.set(hash, { value: frozen, locate });
-  if (parsed.size > MAX_CACHED_FILES) parsed.delete(parsed.keys().next().value!);
-  return { src: { ...names, hash, value: frozen, locate }, issues: [] };
 }
 
 function firstLine(s: string): string {

@@ -130,9 +130,25 @@ function formatterFor(tz: string): Intl.DateTimeFormat {
   return f;
 }
 
+const UTC_ZONES = new Set(['UTC', 'Etc/UTC', 'Etc/GMT', 'GMT', 'Etc/Universal', 'Etc/Zulu']);
+// Offsets by (zone, second): a tick asks for the same day boundaries again and again, and Intl is slow.
+const offsetCache = new Map<string, number>();
+const OFFSET_CACHE_MAX = 8192;
+
 /** Offset of `tz` at `instant`: local wall time (as if UTC) minus the instant, in ms. */
 export function zoneOffsetMs(tz: string, instant: number): number {
+  if (UTC_ZONES.has(tz)) return 0;
   const base = Math.floor(instant / 1000) * 1000;
+  const key = `${tz}|${base}`;
+  const cached = offsetCache.get(key);
+  if (cached !== undefined) return cached;
+  const offset = computeZoneOffsetMs(tz, base);
+  if (offsetCache.size >= OFFSET_CACHE_MAX) offsetCache.delete(offsetCache.keys().next().value!);
+  offsetCache.set(key, offset);
+  return offset;
+}
+
+function computeZoneOffsetMs(tz: string, base: number): number {
   const p: Record<string, number> = {};
   for (const part of formatterFor(tz).formatToParts(new Date(base)))
     if (part.type !== 'literal') p[part.type] = Number(part.value);
@@ -152,6 +168,8 @@ interface CronParts {
   hours: number[];
   hourWildcard: boolean;
   dayExpr: string;
+  /** Day of month, month and day of week are all `*`: every day matches, no day parser needed. */
+  everyDay: boolean;
 }
 
 function parseCron(expr: string, tz: string, jitter: number | undefined): ParseResult {
@@ -179,11 +197,13 @@ function parseCron(expr: string, tz: string, jitter: number | undefined): ParseR
       hours: nums(f.hour.values),
       hourWildcard: fields[2] === '*',
       dayExpr: `0 0 0 ${fields[3]} ${fields[4]} ${fields[5]}`,
+      everyDay: fields[3] === '*' && fields[4] === '*' && (fields[5] === '*' || fields[5] === '?'),
     };
     CronExpressionParser.parse(parts.dayExpr, { tz: 'UTC' });
   } catch (err) {
     return { ok: false, errors: [`cron "${text}" is invalid: ${(err as Error).message}`] };
   }
+  let gapCache: { at: number; gap: number } | undefined;
   const schedule: Schedule = {
     type: 'cron',
     key: `cron:${text}|tz:${tz}`,
@@ -192,9 +212,14 @@ function parseCron(expr: string, tz: string, jitter: number | undefined): ParseR
     firstSlot: (now) => nextCron(parts, tz, now),
     slotAfter: (prev, now) => nextCron(parts, tz, Math.max(prev, now)),
     intervalMs(now) {
+      // Used for the lease TTL: an hour-old gap between two fire times is close enough, and saves two
+      // cron searches per tick.
+      if (gapCache && now >= gapCache.at && now - gapCache.at < 3_600_000) return gapCache.gap;
       const a = nextCron(parts, tz, now);
       const b = a === null ? null : nextCron(parts, tz, a);
-      return a !== null && b !== null ? b - a : DAY;
+      const gap = a !== null && b !== null ? b - a : DAY;
+      gapCache = { at: now, gap };
+      return gap;
     },
   };
   // Must fire within the horizon from now and from a fixed reference (reproducible errors).
@@ -210,6 +235,14 @@ function parseCron(expr: string, tz: string, jitter: number | undefined): ParseR
 function nextCron(parts: CronParts, tz: string, after: number): number | null {
   const localAfter = after + zoneOffsetMs(tz, after);
   const firstDay = Math.floor(localAfter / DAY) * DAY;
+  if (parts.everyDay) {
+    // Within two days there is always a fire time (every day has every listed hour).
+    for (let day = firstDay; day <= firstDay + 2 * DAY; day += DAY) {
+      const hit = firstInDay(parts, tz, day, after);
+      if (hit !== null) return hit;
+    }
+    return null;
+  }
   let days;
   try {
     days = CronExpressionParser.parse(parts.dayExpr, { tz: 'UTC', currentDate: new Date(firstDay - 1000) });

@@ -26,7 +26,11 @@ export interface SqliteStateStoreOptions {
   now?: () => number;
   /** How long a write waits for another process's lock; default 5000 ms. */
   busyTimeoutMs?: number;
-  /** `FULL` (default) makes every delivery commit durable across power loss; `NORMAL` only across crashes. */
+  /**
+   * `NORMAL` (default, WAL): every commit survives a process crash (SIGKILL included); a power loss may roll
+   * back the last commits, which can repeat their deliveries but never loses one. `FULL` also survives power
+   * loss, at an fsync per commit (several per tick).
+   */
   synchronous?: 'FULL' | 'NORMAL';
 }
 
@@ -170,7 +174,7 @@ export function createSqliteStateStore(
       throw new Error(
         `journal_mode is "${mode}", not "wal" (is ${file} on a network or virtual file system? keep state_db on a local disk)`,
       );
-    db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    db.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
     db.exec(
       'CREATE TABLE IF NOT EXISTS poll_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
     );
