@@ -3,6 +3,8 @@
  * (`testPollerKind`, runs inside vitest), an in-memory state store, a fake clock, a recording
  * dispatcher and a minimal config snapshot builder.
  */
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { compileSchema, type ConfigSnapshot } from '@agent/config-snapshot';
 import { createGuardedHttp, type GuardedHttpOptions } from '@agent/guarded-http';
 import { createMemoryLogger, silentLogger, type MemoryLogger } from '@agent/log';
@@ -11,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import type { Clock, TimerCallback } from './clock.js';
 import { classifyError } from './errors.js';
 import {
+  definePollerKind,
   isPollerKind,
   type JsonValue,
   type PollerKind,
@@ -457,4 +460,57 @@ export function createServiceHarness(
       await store.close();
     },
   };
+}
+
+// ---- loopback HTTP server and tick logger for kind tests -------------------------------------------
+
+export interface RecordedHttpRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+export interface RecordingServer {
+  url: string;
+  requests: RecordedHttpRequest[];
+  close(): Promise<void>;
+}
+
+/** An HTTP server on 127.0.0.1 (or `host`), port 0, that records every request before `handle` answers it. */
+export async function startRecordingServer(
+  handle: (req: RecordedHttpRequest, res: ServerResponse) => void,
+  host = '127.0.0.1',
+): Promise<RecordingServer> {
+  const requests: RecordedHttpRequest[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const rec = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
+      requests.push(rec);
+      handle(rec, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${host}:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The same kind, with its ticks logging to `logger` (`runKindTick` logs nowhere). */
+export function withTickLogger(kind: PollerKind, logger: TickContext['logger']): PollerKind {
+  return definePollerKind({ ...kind, tick: (ctx) => kind.tick({ ...ctx, logger }) });
 }

@@ -1,7 +1,5 @@
 /** Test helpers: a loopback feed server, a recording logger and the real poller service around a kind. */
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { definePollerKind, type PollerKind, type TickContext } from '@agent/poller-core';
+import type { PollerKind, TickContext } from '@agent/poller-core';
 import type { StateStore } from '@agent/poller-core/runtime';
 import {
   createMemoryLogger,
@@ -12,51 +10,11 @@ import {
 
 export type Logger = TickContext['logger'];
 
-export interface RecordedRequest {
-  method: string;
-  path: string;
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-export interface TestServer {
-  url: string;
-  requests: RecordedRequest[];
-  close(): Promise<void>;
-}
-
-/** An HTTP server on 127.0.0.1, port 0, that records every request before `handle` answers it. */
-export async function startServer(
-  handle: (req: RecordedRequest, res: ServerResponse) => void,
-  host = '127.0.0.1',
-): Promise<TestServer> {
-  const requests: RecordedRequest[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const rec = {
-        method: req.method ?? '',
-        path: req.url ?? '',
-        headers: req.headers,
-        body: Buffer.concat(chunks).toString('utf8'),
-      };
-      requests.push(rec);
-      handle(rec, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${host}:${port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+export {
+  startRecordingServer as startServer,
+  type RecordedHttpRequest as RecordedRequest,
+  type RecordingServer as TestServer,
+} from '@agent/poller-core/testing';
 
 export type MemoryLogger = CoreMemoryLogger & { text(): string };
 
@@ -66,10 +24,7 @@ export function memoryLogger(): MemoryLogger {
   return Object.assign(l, { text: () => JSON.stringify(l.records) });
 }
 
-/** The same kind, with ticks logging to `logger` (the conformance tick helper logs nowhere). */
-export function withLogger(kind: PollerKind, logger: Logger): PollerKind {
-  return definePollerKind({ ...kind, tick: (ctx) => kind.tick({ ...ctx, logger }) });
-}
+export { withTickLogger as withLogger } from '@agent/poller-core/testing';
 
 export interface HarnessOptions {
   kind: PollerKind;
