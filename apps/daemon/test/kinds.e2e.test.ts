@@ -1,5 +1,5 @@
 // webhook_poll, calendar and the legacy mail-poller file through real daemon processes.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -110,6 +110,28 @@ describe('calendar through a real daemon', () => {
     expect(texts(w)).toHaveLength(1);
     expect(texts(w)[0]).toMatch(/^Planning at /);
     expect(d.count(/level=error/)).toBe(0);
+  });
+});
+
+describe('a third-party kind package through a real daemon', () => {
+  it('is loaded from kind_packages and runs its job; a broken package rejects only its own jobs', async () => {
+    const w = workdir(
+      files(
+        `pollers:\n  default_jitter_ms: 0\n  kind_packages: ["@agent/example-poller-kind", "@acme/no-such-kind"]\n  jobs:\n    - id: counter\n      kind: example_counter\n      agent: a\n      schedule: { every_secs: 1 }\n      config: { message_template: "tick {n}", deliver: { channel: log, to: op } }\n    - id: orphan\n      kind: acme_thing\n      agent: a\n      schedule: { every_secs: 60 }\n      config: {}\n`,
+      ),
+    );
+    cleanup.push(() => w.cleanup());
+    // Installed next to the config directory, the way an operator installs a kind package.
+    mkdirSync(join(w.root, 'node_modules', '@agent'), { recursive: true });
+    symlinkSync(
+      join(import.meta.dirname, '..', '..', '..', 'examples', 'poller-kind-example'),
+      join(w.root, 'node_modules', '@agent', 'example-poller-kind'),
+    );
+    const d = await boot(w);
+    await d.waitFor(/poller kind package failed to load.*@acme\/no-such-kind/);
+    expect(await d.waitFor(/level=warn msg="poller job rejected".*job_id=orphan/)).toMatch(/acme_thing/);
+    await waitUntil(() => texts(w).length >= 2, 'two counter deliveries');
+    expect(texts(w).slice(0, 2)).toEqual(['tick 2', 'tick 3']);
   });
 });
 
