@@ -52,8 +52,6 @@ export interface Subsystem {
   readonly name: string;
   /** After a reload swapped the snapshot. */
   apply?(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<void>;
-  /** Re-read credentials (channel instances, provider accounts) without a config reload. */
-  reloadCredentials?(snapshot: ConfigSnapshot): Promise<void>;
   stop?(graceMs: number): Promise<void>;
 }
 
@@ -163,9 +161,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       });
     subsystems.push({
       name: 'agents',
-      reloadCredentials: async (snap) => {
-        runtime.reloadCredentials(snap);
-      },
       stop: async (graceMs) => {
         const r = await runtime.stop({ graceMs });
         logger.info('agents stopped', { finished: r.finished, aborted: r.aborted, dropped: r.dropped });

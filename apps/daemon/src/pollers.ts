@@ -81,9 +81,6 @@ export async function startPollers(opts: {
       lastPlan = await service.reload(next);
       warnLegacyMailJobs(next, logger);
     },
-    async reloadCredentials(snap) {
-      await service.reloadCredentials(snap);
-    },
     async stop() {
       removeTools();
       await service.stop();

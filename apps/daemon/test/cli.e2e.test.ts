@@ -93,6 +93,19 @@ describe('agent pollers against a real daemon', () => {
     expect(r.stdout.trim()).toBe('pollers reload: add=0 replace=0 remove=0 keep=1 rejected=0');
   });
 
+  it('POST /admin/credentials/reload answers what was rebuilt, with no new configuration version', async () => {
+    const before = d.count(/config reload applied/);
+    const res = await fetch(`${adminUrl}/admin/credentials/reload`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ channels: [], pollers: true });
+    await d.waitFor(/msg="credentials reloaded"/);
+    expect(d.count(/config reload applied/)).toBe(before);
+  });
+
   it('an unknown job: the API message and exit 1', async () => {
     const r = await cli('show', 'nope');
     expect(r.code).toBe(1);

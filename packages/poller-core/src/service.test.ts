@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { harness, items, job, metricValue, scriptedKind } from '../test/helpers.js';
 import { PermanentError, TransientError, type TickContext } from './index.js';
-import { createFakeClock, createMemoryStateStore } from './testing.js';
+import { createFakeClock, createMemoryStateStore, createTestSnapshot } from './testing.js';
 
 const MIN = 60_000;
 let cleanup: (() => Promise<void>)[] = [];
@@ -571,5 +571,24 @@ describe('tools', () => {
     await expect(tool.handler({}, { ...ctx, agentId: 'nobody' })).rejects.toMatchObject({
       code: 'POLLER_NO_CREDENTIALS',
     });
+    // A config reload that leaves the account alone keeps the client; a rotated secret rebuilds it.
+    const same = createTestSnapshot({
+      agents: { assistant: { channels: ['chat_a', 'chat_b'], credentials: { mail: 'work' } } },
+      accounts: { mail: { work: { client_id: 'x' } } },
+      jobs: [job('j1'), job('j2')],
+      version: 2,
+    });
+    await h.service.reload(same);
+    expect(closed).toBe(1);
+    expect(await tool.handler({}, ctx)).toMatchObject({ n: 2 });
+    const rotated = createTestSnapshot({
+      agents: { assistant: { channels: ['chat_a', 'chat_b'], credentials: { mail: 'work' } } },
+      accounts: { mail: { work: { client_id: 'x', refresh_token: 'rotated' } } },
+      jobs: [job('j1'), job('j2')],
+      version: 3,
+    });
+    await h.service.reload(rotated);
+    expect(closed).toBe(2);
+    expect(await tool.handler({}, ctx)).toMatchObject({ n: 3 });
   });
 });

@@ -8,7 +8,7 @@ import type { Logger } from '@agent/log';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import { LeaseLostError, PollerError, safeReason } from './errors.js';
-import type { AgentTool, PollerKind, ResolvedAccount } from './kind.js';
+import { canonicalJson, type AgentTool, type PollerKind, type ResolvedAccount } from './kind.js';
 import { createPollerMetrics, type PollerMetrics } from './metrics.js';
 import { planReload, type ReloadPlan } from './plan.js';
 import type { KindRegistry } from './registry.js';
@@ -186,7 +186,8 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   let snapshot = options.snapshot;
   let settings: PollersSettings | null = snapshot.pollers?.settings ?? null;
   const jobs = new Map<string, JobRuntime>();
-  const sharedCache = new Map<string, Promise<unknown>>();
+  // One shared resource per (agent, kind), remembered with the account it was built from.
+  const sharedCache = new Map<string, { promise: Promise<unknown>; account: string }>();
   let lastRejected: RejectedJob[] = [];
   let stopped = false;
   let started = false;
@@ -206,14 +207,22 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     return { name, config };
   };
 
+  const accountFingerprint = (agentId: string, kind: PollerKind): string => {
+    try {
+      return canonicalJson(resolveAccount(agentId, kind));
+    } catch {
+      return '';
+    }
+  };
+
   const sharedFor = (agentId: string, kind: PollerKind): Promise<unknown> => {
     if (!kind.createShared) return Promise.resolve(undefined);
     const key = `${agentId}\u0000${kind.kind}`;
-    let p = sharedCache.get(key);
-    if (!p) {
+    let entry = sharedCache.get(key);
+    if (!entry) {
       const account = resolveAccount(agentId, kind);
       const create = kind.createShared.bind(kind);
-      p = Promise.resolve().then(() =>
+      const promise = Promise.resolve().then(() =>
         create({
           agentId,
           account,
@@ -221,16 +230,17 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
           logger: logger.child({ agent: agentId, kind: kind.kind }),
         }),
       );
-      p.catch(() => sharedCache.delete(key));
-      sharedCache.set(key, p);
+      promise.catch(() => {
+        if (sharedCache.get(key)?.promise === promise) sharedCache.delete(key);
+      });
+      entry = { promise, account: canonicalJson(account) };
+      sharedCache.set(key, entry);
     }
-    return p;
+    return entry.promise;
   };
 
-  const dropShared = async () => {
-    const all = [...sharedCache.values()];
-    sharedCache.clear();
-    for (const p of all) {
+  const closeShared = async (promises: Promise<unknown>[]) => {
+    for (const p of promises) {
       try {
         const s = (await p) as { close?: () => unknown } | undefined;
         if (s && typeof s.close === 'function') await s.close();
@@ -238,6 +248,26 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
         logger.warn('poller shared resource failed to close', { reason: safeReason(err) });
       }
     }
+  };
+
+  const dropShared = async () => {
+    const all = [...sharedCache.values()].map((e) => e.promise);
+    sharedCache.clear();
+    await closeShared(all);
+  };
+
+  /** After a reload: a shared resource whose account changed (a rotated secret, another account) is rebuilt. */
+  const dropChangedShared = async () => {
+    const stale: Promise<unknown>[] = [];
+    for (const [key, entry] of sharedCache) {
+      const [agentId, kindName] = key.split('\u0000') as [string, string];
+      const kind = registry.get(kindName);
+      if (!kind || accountFingerprint(agentId, kind) !== entry.account) {
+        sharedCache.delete(key);
+        stale.push(entry.promise);
+      }
+    }
+    await closeShared(stale);
   };
 
   const env: RunnerEnv = {
@@ -636,6 +666,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
       );
       // Everything is validated; only now are running jobs touched.
       snapshot = next;
+      await dropChangedShared();
       settings = next.pollers?.settings ?? settings;
       lastRejected = result.rejected;
       const nextById = new Map(result.valid.map((d) => [d.id, d]));
