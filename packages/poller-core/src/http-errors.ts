@@ -95,3 +95,38 @@ export function statusFailure(
   if (permanent(status)) return new PermanentError(`${what}: the server answered ${status}; ${hint}`, retry);
   return new TransientError(`${what}: the server answered ${status}`, retry);
 }
+
+/**
+ * Config fields of kinds that fetch a URL: the SSRF opt-out and the request limits. Spread into a kind's
+ * `properties` next to `withBaseConfig`.
+ */
+export const httpConfigProperties = {
+  allow_private_networks: {
+    type: 'boolean',
+    default: false,
+    description: 'Allow loopback, RFC 1918, unique-local and CGNAT hosts (refused by default).',
+  },
+  timeout_ms: {
+    type: 'integer',
+    minimum: 1000,
+    maximum: 300_000,
+    description: 'Whole-request deadline, redirects and body included (default 30000).',
+  },
+  max_body_bytes: {
+    type: 'integer',
+    minimum: 1024,
+    maximum: 104_857_600,
+    description: 'Body cap, on the wire and decompressed (default 10 MiB).',
+  },
+} as const;
+
+/** The request options those fields set (only the ones the job sets). */
+export function httpRequestLimits(config: { timeout_ms?: number; max_body_bytes?: number }): {
+  timeoutMs?: number;
+  maxBodyBytes?: number;
+} {
+  return {
+    ...(config.timeout_ms !== undefined ? { timeoutMs: config.timeout_ms } : {}),
+    ...(config.max_body_bytes !== undefined ? { maxBodyBytes: config.max_body_bytes } : {}),
+  };
+}

@@ -47,4 +47,12 @@ export {
   validateTemplate,
   type TemplateFields,
 } from './template.js';
-export { clampRetryAfterMs, requestFailure, safeUrl, statusFailure, urlProblems } from './http-errors.js';
+export {
+  clampRetryAfterMs,
+  httpConfigProperties,
+  httpRequestLimits,
+  requestFailure,
+  safeUrl,
+  statusFailure,
+  urlProblems,
+} from './http-errors.js';

@@ -5,7 +5,13 @@
 import { createHash } from 'node:crypto';
 import {
   definePollerKind,
+  httpConfigProperties,
+  httpRequestLimits,
+  requestFailure,
+  safeUrl,
+  statusFailure,
   TransientError,
+  urlProblems,
   withBaseConfig,
   type JsonValue,
   type PollerKind,
@@ -14,7 +20,6 @@ import {
   type TickResult,
 } from '@agent/poller-core';
 import { parseFeed } from './feed.js';
-import { requestFailure, safeUrl, statusFailure, urlProblems } from '@agent/poller-core';
 import { orderOldestFirst } from './order.js';
 import { RSS_PLACEHOLDERS, rssTemplateFields } from './template.js';
 
@@ -54,23 +59,7 @@ export const rssConfigSchema = withBaseConfig({
       default: RSS_DEFAULT_MAX_PER_TICK,
       description: 'Items delivered per tick at most; the rest wait for the next tick.',
     },
-    allow_private_networks: {
-      type: 'boolean',
-      default: false,
-      description: 'Allow loopback, RFC 1918, unique-local and CGNAT hosts (refused by default).',
-    },
-    timeout_ms: {
-      type: 'integer',
-      minimum: 1000,
-      maximum: 300_000,
-      description: 'Whole-request deadline, redirects and body included (default 30000).',
-    },
-    max_body_bytes: {
-      type: 'integer',
-      minimum: 1024,
-      maximum: 104_857_600,
-      description: 'Body cap, on the wire and decompressed (default 10 MiB).',
-    },
+    ...httpConfigProperties,
   },
 });
 
@@ -126,8 +115,7 @@ async function tick(ctx: TickContext<RssConfig>): Promise<TickResult> {
   try {
     res = await ctx.http.request(config.feed_url, {
       headers,
-      ...(config.timeout_ms !== undefined ? { timeoutMs: config.timeout_ms } : {}),
-      ...(config.max_body_bytes !== undefined ? { maxBodyBytes: config.max_body_bytes } : {}),
+      ...httpRequestLimits(config),
     });
   } catch (err) {
     throw requestFailure(err, what);

@@ -7,7 +7,13 @@ import { createHash } from 'node:crypto';
 import {
   canonicalJson,
   definePollerKind,
+  httpConfigProperties,
+  httpRequestLimits,
+  requestFailure,
+  safeUrl,
+  statusFailure,
   TransientError,
+  urlProblems,
   withBaseConfig,
   type JsonValue,
   type PollerKind,
@@ -15,7 +21,6 @@ import {
   type TickContext,
   type TickResult,
 } from '@agent/poller-core';
-import { requestFailure, safeUrl, statusFailure, urlProblems } from '@agent/poller-core';
 import { parsePath, selectItems, webhookFieldLookup } from './items.js';
 
 /** Config of a `webhook_poll` job, defaults filled in. */
@@ -87,23 +92,7 @@ export const webhookConfigSchema = withBaseConfig({
       default: WEBHOOK_DEFAULT_MAX_PER_TICK,
       description: 'Items delivered per tick at most; the rest wait for the next tick.',
     },
-    allow_private_networks: {
-      type: 'boolean',
-      default: false,
-      description: 'Allow loopback, RFC 1918, unique-local and CGNAT hosts (refused by default).',
-    },
-    timeout_ms: {
-      type: 'integer',
-      minimum: 1000,
-      maximum: 300_000,
-      description: 'Whole-request deadline, redirects and body included (default 30000).',
-    },
-    max_body_bytes: {
-      type: 'integer',
-      minimum: 1024,
-      maximum: 104_857_600,
-      description: 'Body cap, on the wire and decompressed (default 10 MiB).',
-    },
+    ...httpConfigProperties,
   },
 });
 
@@ -175,8 +164,7 @@ export function createWebhookPollerKind(options: WebhookKindOptions = {}): Polle
         method,
         headers,
         ...(sendBody ? { body: JSON.stringify(config.body) } : {}),
-        ...(config.timeout_ms !== undefined ? { timeoutMs: config.timeout_ms } : {}),
-        ...(config.max_body_bytes !== undefined ? { maxBodyBytes: config.max_body_bytes } : {}),
+        ...httpRequestLimits(config),
       });
     } catch (err) {
       throw requestFailure(err, what);
