@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   apiErrorReasons,
   classifyApiError,
+  createAccountClient,
   DEFAULT_TOKEN_URL,
   parseProviderAccount,
   providerAccountSchema,
@@ -85,5 +86,61 @@ describe('classifyApiError', () => {
       },
     });
     expect(apiErrorReasons(b)).toEqual(['a', 'RATE_LIMIT_EXCEEDED', 'RESOURCE_EXHAUSTED']);
+  });
+});
+
+describe('createAccountClient', () => {
+  const http = {
+    request: async () => ({
+      status: 500,
+      headers: {},
+      body: Buffer.alloc(0),
+      url: '',
+      text: () => '',
+      json: () => ({}),
+    }),
+  };
+  it('refuses an agent without an account, and a malformed account, as permanent, with the fix', () => {
+    expect(() =>
+      createAccountClient({
+        plugin: 'mail',
+        agentId: 'a',
+        account: null,
+        apiBaseUrl: 'https://api.example',
+        http,
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'OAUTH2_BAD_ACCOUNT',
+        errorClass: 'permanent',
+        message: expect.stringContaining('credentials: { mail: <account> }'),
+      }),
+    );
+    expect(() =>
+      createAccountClient({
+        plugin: 'mail',
+        agentId: 'a',
+        account: { name: 'work', config: { client_id: 'x' } },
+        apiBaseUrl: 'https://api.example',
+        http,
+      }),
+    ).toThrow(
+      expect.objectContaining({
+        code: 'OAUTH2_BAD_ACCOUNT',
+        message: expect.stringMatching(/^mail account "work": /),
+      }),
+    );
+  });
+  it('builds a client for a valid account', () => {
+    const { accountName, account, client } = createAccountClient({
+      plugin: 'calendar',
+      agentId: 'a',
+      account: { name: 'work', config: { client_id: 'c', client_secret: 's-1234', refresh_token: 'r-1234' } },
+      apiBaseUrl: 'https://api.example',
+      http,
+    });
+    expect(accountName).toBe('work');
+    expect(account.apiBaseUrl).toBe('https://api.example');
+    expect(client.refreshCount()).toBe(0);
   });
 });

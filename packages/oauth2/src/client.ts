@@ -3,7 +3,7 @@
  * expires, and an authorized `request` that refreshes once on a 401 and retries once.
  */
 import { silentLogger, type Logger } from '@agent/log';
-import type { ProviderAccount } from './account.js';
+import { parseProviderAccount, type ProviderAccount } from './account.js';
 import { OAuth2Error, isOAuth2Error, type OAuth2ErrorCode } from './errors.js';
 
 /** The HTTP client this package needs; `@agent/guarded-http`'s client (and poller-core's `PollerHttp`) fit. */
@@ -285,4 +285,40 @@ export function createRefreshTokenClient(options: RefreshTokenClientOptions): Re
       closing.abort(new OAuth2Error('OAUTH2_CLOSED', 'the OAuth2 client was closed'));
     },
   };
+}
+
+/**
+ * The client of an agent's provider account, as a poller kind builds it: the account named by the agent's
+ * `credentials.<plugin>` (`null` when the agent names none), parsed with the provider's API base URL.
+ * Throws `OAuth2Error` `OAUTH2_BAD_ACCOUNT` (permanent) with a message that says what to fix.
+ */
+export function createAccountClient(opts: {
+  plugin: string;
+  agentId: string;
+  account: { name: string; config: Readonly<Record<string, unknown>> } | null;
+  apiBaseUrl: string;
+  http: OAuth2HttpClient;
+  logger?: Logger;
+}): { account: ProviderAccount; accountName: string; client: RefreshTokenClient } {
+  if (!opts.account)
+    throw new OAuth2Error(
+      'OAUTH2_BAD_ACCOUNT',
+      `agent "${opts.agentId}" has no ${opts.plugin} account; add credentials: { ${opts.plugin}: <account> } to its definition`,
+    );
+  let account: ProviderAccount;
+  try {
+    account = parseProviderAccount(opts.account.config, { apiBaseUrl: opts.apiBaseUrl });
+  } catch (err) {
+    throw new OAuth2Error(
+      'OAUTH2_BAD_ACCOUNT',
+      `${opts.plugin} account "${opts.account.name}": ${(err as Error).message}${isOAuth2Error(err) ? ` [${err.code}]` : ''}`,
+    );
+  }
+  const client = createRefreshTokenClient({
+    account,
+    http: opts.http,
+    ...(opts.logger ? { logger: opts.logger } : {}),
+    label: opts.account.name,
+  });
+  return { account, accountName: opts.account.name, client };
 }

@@ -15,6 +15,7 @@ export {
   type ApiErrorClassification,
 } from './api-errors.js';
 export {
+  createAccountClient,
   createRefreshTokenClient,
   type OAuth2HttpClient,
   type OAuth2HttpResponse,

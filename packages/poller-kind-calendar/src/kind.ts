@@ -1,11 +1,5 @@
 /** The `calendar` poller kind: incremental sync with sync tokens. */
-import {
-  createRefreshTokenClient,
-  isOAuth2Error,
-  parseProviderAccount,
-  providerAccountSchema,
-  type RefreshTokenClient,
-} from '@agent/oauth2';
+import { createAccountClient, providerAccountSchema, type RefreshTokenClient } from '@agent/oauth2';
 import {
   definePollerKind,
   PermanentError,
@@ -42,31 +36,28 @@ export interface CalendarCursor {
 }
 
 export function createCalendarShared(ctx: SharedContext): CalendarShared {
-  if (!ctx.account)
-    throw new PermanentError(
-      `agent "${ctx.agentId}" has no calendar account; add credentials: { calendar: <account> } to its definition`,
-    );
-  let account;
+  let built;
   try {
-    account = parseProviderAccount(ctx.account.config, { apiBaseUrl: CALENDAR_API_BASE_URL });
+    built = createAccountClient({
+      plugin: 'calendar',
+      agentId: ctx.agentId,
+      account: ctx.account,
+      apiBaseUrl: CALENDAR_API_BASE_URL,
+      http: ctx.http,
+      logger: ctx.logger,
+    });
   } catch (err) {
-    throw new PermanentError(
-      `calendar account "${ctx.account.name}": ${(err as Error).message}${isOAuth2Error(err) ? ` [${err.code}]` : ''}`,
-    );
+    // A missing or malformed account needs the operator: the job pauses.
+    throw new PermanentError((err as Error).message, { cause: err });
   }
-  const oauth = createRefreshTokenClient({
-    account,
-    http: ctx.http,
-    logger: ctx.logger,
-    label: ctx.account.name,
-  });
+  const { account, accountName, client: oauth } = built;
   const api = createCalendarApi({
     client: oauth,
     apiBaseUrl: account.apiBaseUrl,
-    account: ctx.account.name,
+    account: accountName,
     allowPrivateNetworks: account.allowPrivateNetworks,
   });
-  return { accountName: ctx.account.name, oauth, api, close: () => oauth.close() };
+  return { accountName, oauth, api, close: () => oauth.close() };
 }
 
 /** Sort key: the `updated` instant; events without one sort last. */

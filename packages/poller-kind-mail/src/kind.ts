@@ -1,11 +1,5 @@
 /** The `mail` poller kind and its `mail_count_unread` tool. */
-import {
-  createRefreshTokenClient,
-  isOAuth2Error,
-  parseProviderAccount,
-  providerAccountSchema,
-  type RefreshTokenClient,
-} from '@agent/oauth2';
+import { createAccountClient, providerAccountSchema, type RefreshTokenClient } from '@agent/oauth2';
 import {
   definePollerKind,
   PermanentError,
@@ -51,31 +45,28 @@ export interface MailShared {
 }
 
 export function createMailShared(ctx: SharedContext): MailShared {
-  if (!ctx.account)
-    throw new PermanentError(
-      `agent "${ctx.agentId}" has no mail account; add credentials: { mail: <account> } to its definition`,
-    );
-  let account;
+  let built;
   try {
-    account = parseProviderAccount(ctx.account.config, { apiBaseUrl: MAIL_API_BASE_URL });
+    built = createAccountClient({
+      plugin: 'mail',
+      agentId: ctx.agentId,
+      account: ctx.account,
+      apiBaseUrl: MAIL_API_BASE_URL,
+      http: ctx.http,
+      logger: ctx.logger,
+    });
   } catch (err) {
-    throw new PermanentError(
-      `mail account "${ctx.account.name}": ${(err as Error).message}${isOAuth2Error(err) ? ` [${err.code}]` : ''}`,
-    );
+    // A missing or malformed account needs the operator: the job pauses.
+    throw new PermanentError((err as Error).message, { cause: err });
   }
-  const oauth = createRefreshTokenClient({
-    account,
-    http: ctx.http,
-    logger: ctx.logger,
-    label: ctx.account.name,
-  });
+  const { account, accountName, client: oauth } = built;
   const api = createMailApi({
     client: oauth,
     apiBaseUrl: account.apiBaseUrl,
-    account: ctx.account.name,
+    account: accountName,
     allowPrivateNetworks: account.allowPrivateNetworks,
   });
-  return { accountName: ctx.account.name, oauth, api, cache: new Map(), close: () => oauth.close() };
+  return { accountName, oauth, api, cache: new Map(), close: () => oauth.close() };
 }
 
 function remember(shared: MailShared, m: MailMessage): void {
