@@ -42,6 +42,12 @@ export function createMemoryStateStore(options: MemoryStateStoreOptions = {}): M
     if (!l || l.holder !== fence.holder || l.epoch !== fence.epoch) throw new LeaseLostError();
   };
 
+  const release = (jobId: string, fence: Fence) => {
+    const l = leases.get(jobId);
+    if (l && l.holder === fence.holder && l.epoch === fence.epoch)
+      leases.set(jobId, { holder: null, epoch: l.epoch, expiresAt: now() });
+  };
+
   const store: MemoryStateStore = {
     async load(jobId) {
       const s = states.get(jobId);
@@ -82,6 +88,7 @@ export function createMemoryStateStore(options: MemoryStateStoreOptions = {}): M
         if (list.length > DELIVERY_LOG_LIMIT) list.splice(0, list.length - DELIVERY_LOG_LIMIT);
         deliveries.set(jobId, list);
       }
+      if (ops.releaseLease && fence) release(jobId, fence);
     },
     async seenAmong(jobId, ids) {
       const set = seen.get(jobId);
@@ -121,9 +128,7 @@ export function createMemoryStateStore(options: MemoryStateStoreOptions = {}): M
       return true;
     },
     async releaseLease(jobId, fence) {
-      const l = leases.get(jobId);
-      if (l && l.holder === fence.holder && l.epoch === fence.epoch)
-        leases.set(jobId, { holder: null, epoch: l.epoch, expiresAt: now() });
+      release(jobId, fence);
     },
     async revokeLease(jobId) {
       const l = leases.get(jobId);

@@ -17,7 +17,8 @@ import {
 import type { JsonValue, PollerHttp, PollItem, TickContext, TickResult } from './kind.js';
 import type { PollerMetrics } from './metrics.js';
 import { breakerBackoffMs, jitterBound, leaseTtlMs, transientBackoffMs, withJitter } from './schedule.js';
-import type { Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
+import { linkAbort } from './signals.js';
+import type { CommitOps, Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
 import { renderTemplate } from './template.js';
 import type { JobDefinition } from './validate.js';
 
@@ -70,6 +71,8 @@ export interface TickReport {
   items_dispatched: number;
   /** Short reason of a failure. */
   error?: string;
+  /** The tick's last write also released the lease (`TickOptions.releaseLease`). */
+  leaseReleased?: boolean;
 }
 
 export interface TickOptions {
@@ -80,6 +83,10 @@ export interface TickOptions {
   signal: AbortSignal;
   /** Throws `LeaseLostError` when the job was replaced or removed (checked before every write). */
   guard(): void;
+  /** The job's state, when the caller has just read it (under the lease); saves a read. */
+  state?: JobState;
+  /** Release the fence's lease in the tick's last write when nothing follows it (saves a transaction). */
+  releaseLease?: boolean;
 }
 
 /** The seen set holds at least this many ids. */
@@ -160,12 +167,18 @@ export async function executeTick(
   const log = env.logger.child({ job_id: def.id, kind: def.kind.kind, agent: def.agent });
   const started = env.clock.now();
   const state =
-    (await env.store.load(def.id)) ?? (await env.store.init(def.id, { sourceKey: def.sourceKey }));
+    opts.state ??
+    (await env.store.load(def.id)) ??
+    (await env.store.init(def.id, { sourceKey: def.sourceKey }));
   const settings = env.settings();
   const write = async (ops: Parameters<StateStore['commit']>[1]) => {
     opts.guard();
     await env.store.commit(def.id, ops, opts.fence);
   };
+  const releasing = opts.releaseLease === true && opts.fence !== null;
+  const released = releasing ? { leaseReleased: true } : {};
+  /** The tick's last write: it releases the lease too when asked to. */
+  const finalWrite = (ops: CommitOps) => write(releasing ? { ...ops, releaseLease: true } : ops);
   const finishMetrics = (status: TickStatus, patch: JobStatePatch) => {
     env.metrics.tick(labels, status, env.clock.now() - started);
     if (patch.consecutiveErrors !== undefined) env.metrics.consecutiveErrors(def.id, patch.consecutiveErrors);
@@ -234,7 +247,9 @@ export async function executeTick(
       );
       patch.scheduleKey = def.schedule.key;
     }
-    await write({ state: patch });
+    // An alert (breaker opened) writes its cooldown after this; otherwise this is the last write.
+    if (opened) await write({ state: patch });
+    else await finalWrite({ state: patch });
     finishMetrics('transient', patch);
     log.warn('poller tick failed (transient)', {
       reason,
@@ -242,18 +257,31 @@ export async function executeTick(
       breaker: opened ? 'open' : 'closed',
     });
     if (opened) await alert(env, def, { ...state, consecutiveErrors: n }, 'transient', reason, opts, log);
-    return { status: 'transient', items_seen: seen, items_dispatched: dispatched, error: reason };
+    return {
+      status: 'transient',
+      items_seen: seen,
+      items_dispatched: dispatched,
+      error: reason,
+      ...(releasing && !opened ? { leaseReleased: true } : {}),
+    };
   };
 
   // 1. Fetch.
   const ttl = leaseTtlMs(def.schedule, settings.lease_ttl_factor, started, env.minLeaseTtlMs);
-  const deadline = new AbortController();
   const deadlineMs = Math.max(1, Math.floor(ttl * env.tickDeadlineFactor));
-  const timer = env.clock.setTimer(
-    () => deadline.abort(new TransientError(`the tick exceeded its deadline of ${deadlineMs} ms`)),
-    deadlineMs,
-  );
-  const fetchSignal = AbortSignal.any([opts.signal, deadline.signal]);
+  // The kind's signal: aborted by the tick's own signal or by the deadline.
+  const fetchCtl = new AbortController();
+  let overdue: TransientError | null = null;
+  const timer = env.clock.setTimer(() => {
+    overdue = new TransientError(`the tick exceeded its deadline of ${deadlineMs} ms`);
+    fetchCtl.abort(overdue);
+  }, deadlineMs);
+  const unlink = linkAbort(opts.signal, fetchCtl);
+  const fetchSignal = fetchCtl.signal;
+  const endFetch = () => {
+    env.clock.clearTimer(timer);
+    unlink();
+  };
   let result: TickResult;
   try {
     const shared = await env.shared(def);
@@ -268,25 +296,21 @@ export async function executeTick(
       now: () => new Date(env.clock.now()),
     };
     result = checkResult(await def.kind.tick(ctx));
-    if (deadline.signal.aborted) throw deadline.signal.reason;
+    if (overdue) throw overdue;
   } catch (err) {
-    env.clock.clearTimer(timer);
+    endFetch();
     if (opts.signal.aborted && !isLeaseLost(opts.signal.reason)) {
       log.info('poller tick aborted', { reason: safeReason(opts.signal.reason) });
       return { status: 'aborted', items_seen: 0, items_dispatched: 0 };
     }
-    const cause = deadline.signal.aborted
-      ? deadline.signal.reason
-      : opts.signal.aborted
-        ? opts.signal.reason
-        : err;
+    const cause = overdue ?? (opts.signal.aborted ? opts.signal.reason : err);
     try {
       return await failure(cause, 0, 0, state.maxItems);
     } catch (e) {
       return failure(e, 0, 0, state.maxItems);
     }
   }
-  env.clock.clearTimer(timer);
+  endFetch();
 
   // 2. Dedup, baseline, deliver.
   let seenCount = 0;
@@ -322,10 +346,10 @@ export async function executeTick(
         lastRunAt: now(),
         ...(opts.mode === 'scheduled' ? nextSchedule(env, def, state, now()) : {}),
       };
-      await write({ addSeen: fresh.map((i) => i.id), keepSeen: allIds, seenLimit, state: patch });
+      await finalWrite({ addSeen: fresh.map((i) => i.id), keepSeen: allIds, seenLimit, state: patch });
       finishMetrics('ok', patch);
       log.info('poller baseline recorded', { items: fresh.length });
-      return { status: 'ok', items_seen: seenCount, items_dispatched: 0 };
+      return { status: 'ok', items_seen: seenCount, items_dispatched: 0, ...released };
     }
 
     const template = String(def.config.message_template ?? '');
@@ -392,11 +416,11 @@ export async function executeTick(
       lastRunAt: now(),
       ...(opts.mode === 'scheduled' ? nextSchedule(env, def, state, now()) : {}),
     };
-    await write({ keepSeen: allIds, seenLimit, state: patch });
+    await finalWrite({ keepSeen: allIds, seenLimit, state: patch });
     finishMetrics('ok', patch);
     if (dispatched || carry)
       log.info('poller items delivered', { delivered: dispatched, carried_over: fresh.length - dispatched });
-    return { status: 'ok', items_seen: seenCount, items_dispatched: dispatched };
+    return { status: 'ok', items_seen: seenCount, items_dispatched: dispatched, ...released };
   } catch (err) {
     return failure(
       err instanceof Error && (err as { code?: string }).code === 'POLLER_BAD_TEMPLATE'

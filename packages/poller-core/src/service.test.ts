@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { harness, items, job, metricValue, scriptedKind } from '../test/helpers.js';
 import { PermanentError, TransientError, type TickContext } from './index.js';
 import { createFakeClock, createMemoryStateStore, createTestSnapshot } from './testing.js';
+import type { CommitOps } from './store.js';
 
 const MIN = 60_000;
 let cleanup: (() => Promise<void>)[] = [];
@@ -467,6 +468,62 @@ describe('scheduler in the service', () => {
     await h.clock.advance(14 * 60 * MIN);
     expect(h.fake.calls).toHaveLength(1);
     expect((await h.store.load('c1'))!.nextRunAt).toBe(Date.parse('2026-01-06T14:00:00Z'));
+    await h.service.stop();
+  });
+});
+
+describe('transactions per tick', () => {
+  /** Counts the store's write calls (a commit that also releases the lease is one write). */
+  function countingStore(clock: ReturnType<typeof createFakeClock>) {
+    const real = createMemoryStateStore({ now: clock.now });
+    const writes: string[] = [];
+    const store = new Proxy(real, {
+      get(target, prop: string) {
+        const v = Reflect.get(target, prop) as unknown;
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) => {
+          if (['init', 'commit', 'acquireLease', 'renewLease', 'releaseLease', 'revokeLease'].includes(prop))
+            writes.push(prop === 'commit' && (args[1] as CommitOps).releaseLease ? 'commit+release' : prop);
+          return (v as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    return { store, writes };
+  }
+
+  it('an ok scheduled tick makes two writes: the lease grant and one commit that releases it', async () => {
+    const clock = createFakeClock();
+    const { store, writes } = countingStore(clock);
+    const h = harness({ clock, store, jobs: [job('j1')] });
+    h.fake.push({ items: items('a') }, { items: items('a') });
+    await h.service.start();
+    await h.clock.advance(0);
+    writes.length = 0;
+    await h.clock.advance(MIN);
+    await h.service.idle();
+    expect(h.fake.calls).toHaveLength(2);
+    expect(writes).toEqual(['acquireLease', 'commit+release']);
+    expect(await store.getLease('j1')).toMatchObject({ holder: null });
+    await h.service.stop();
+  });
+
+  it('a tick that opens the breaker releases the lease only after the alert stamped its cooldown', async () => {
+    const clock = createFakeClock();
+    const { store, writes } = countingStore(clock);
+    const h = harness({
+      clock,
+      store,
+      settings: { breaker_threshold: 1 },
+      jobs: [job('j1', { failure_to: { channel: 'chat_b', to: 'ops' } })],
+    });
+    h.fake.push(new TransientError('down'));
+    await h.service.start();
+    await h.clock.advance(0);
+    await h.service.idle();
+    expect(h.dispatcher.texts()).toEqual([expect.stringContaining('opened its breaker')]);
+    expect(writes.slice(-4)).toEqual(['acquireLease', 'commit', 'commit', 'releaseLease']);
+    expect((await store.load('j1'))!.lastFailureAlertAt).toBe(clock.now());
+    expect(await store.getLease('j1')).toMatchObject({ holder: null });
     await h.service.stop();
   });
 });

@@ -22,6 +22,7 @@ import {
   type TickReport,
 } from './runner.js';
 import { jitterBound, leaseTtlMs, MAX_TIMER_MS, withJitter } from './schedule.js';
+import { linkAbort } from './signals.js';
 import type { Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
 import { validateJobs, type JobDefinition, type RejectedJob } from './validate.js';
 
@@ -192,7 +193,13 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   let stopped = false;
   let started = false;
 
-  const currentSettings = (): RunnerSettings => ({ ...DEFAULT_SETTINGS, ...settings }) as RunnerSettings;
+  // Read several times per tick: merged once per settings change.
+  let merged: { from: PollersSettings | null; value: RunnerSettings } | null = null;
+  const currentSettings = (): RunnerSettings => {
+    if (merged?.from !== settings)
+      merged = { from: settings, value: { ...DEFAULT_SETTINGS, ...settings } as RunnerSettings };
+    return merged.value;
+  };
 
   const resolveAccount = (agentId: string, kind: PollerKind): ResolvedAccount | null => {
     if (!kind.credentials) return null;
@@ -392,6 +399,8 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     }
     const tick = new AbortController();
     rt.tick = tick;
+    const unlink = linkAbort(rt.generation.signal, tick);
+    let released = false;
     const renewEvery = Math.max(50, Math.floor(ttl / 3));
     let renewTimer: unknown = null;
     const renew = () => {
@@ -412,16 +421,20 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
         metrics.breakerState(def.id, 1);
         logger.info('poller breaker half-open: probing', { job_id: def.id });
       }
-      await executeTick(env, def, {
+      const report = await executeTick(env, def, {
         mode: 'scheduled',
         fence,
-        signal: AbortSignal.any([tick.signal, rt.generation.signal]),
+        signal: tick.signal,
         guard: guardFor(rt),
+        state: fresh,
+        releaseLease: true,
       });
+      released = report.leaseReleased === true;
     } finally {
       if (renewTimer !== null) clock.clearTimer(renewTimer);
+      unlink();
       rt.tick = null;
-      await store.releaseLease(def.id, fence).catch(() => {});
+      if (!released) await store.releaseLease(def.id, fence).catch(() => {});
     }
   };
 
@@ -576,15 +589,17 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
       return withLock(rt, async (): Promise<RunResult> => {
         const tick = new AbortController();
         rt.tick = tick;
+        const unlink = linkAbort(rt.generation.signal, tick);
         let report: TickReport;
         try {
           report = await executeTick(env, rt.def, {
             mode: 'manual',
             fence: null,
-            signal: AbortSignal.any([tick.signal, rt.generation.signal]),
+            signal: tick.signal,
             guard: guardFor(rt),
           });
         } finally {
+          unlink();
           rt.tick = null;
         }
         logger.info('poller manual run', {

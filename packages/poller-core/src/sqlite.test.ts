@@ -134,6 +134,22 @@ describe('SQLite state store', () => {
       });
     });
 
+    it('a commit can release its lease in the same transaction; a stale one neither writes nor releases', async () => {
+      let t = 0;
+      const s = open(undefined, () => t);
+      const a = (await s.acquireLease('j', 'A', 30_000))!;
+      await s.commit('j', { state: { cursor: 'done' }, releaseLease: true }, a);
+      expect(await s.getLease('j')).toMatchObject({ holder: null, epoch: 1 });
+      expect((await s.load('j'))!.cursor).toBe('done');
+      const b = (await s.acquireLease('j', 'B', 30_000))!;
+      expect(b).toMatchObject({ epoch: 2, takeover: false });
+      await expect(s.commit('j', { state: { cursor: 'stale' }, releaseLease: true }, a)).rejects.toMatchObject({
+        code: 'POLLER_LEASE_LOST',
+      });
+      expect(await s.getLease('j')).toMatchObject({ holder: 'B', epoch: 2 });
+      expect((await s.load('j'))!.cursor).toBe('done');
+    });
+
     it('fences across two connections to one file', async () => {
       let t = 0;
       const file = join(dir, 'shared.db');

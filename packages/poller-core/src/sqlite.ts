@@ -9,7 +9,6 @@ import Database from 'better-sqlite3';
 import { LeaseLostError, PollerError } from './errors.js';
 import {
   DELIVERY_LOG_LIMIT,
-  emptyJobState,
   type BreakerState,
   type CommitOps,
   type DeliveryRecord,
@@ -126,9 +125,9 @@ function toDb(key: keyof JobState, value: unknown): unknown {
 }
 
 function fromRow(r: Row): JobState {
-  const s = emptyJobState(String(r.job_id));
+  // Built field by field (no spread of a default object): this runs several times per tick.
   return {
-    ...s,
+    jobId: String(r.job_id),
     cursor: r.cursor === null ? null : JSON.parse(String(r.cursor)),
     baselined: r.baselined === 1,
     paused: r.paused === 1,
@@ -247,17 +246,26 @@ export function createSqliteStateStore(
     if (!l || l.holder !== fence.holder || l.epoch !== fence.epoch) throw new LeaseLostError();
   };
 
+  // One prepared UPDATE per set of patched columns (a handful of shapes: tick end, failure, pause, ...).
+  const updates = new Map<string, Database.Statement>();
   const patchState = (jobId: string, patch: JobStatePatch) => {
-    const sets: string[] = [];
+    const cols: string[] = [];
     const values: unknown[] = [];
     for (const [key, col] of COLUMNS)
       if (Object.hasOwn(patch, key)) {
-        sets.push(`${col} = ?`);
+        cols.push(col);
         values.push(toDb(key, patch[key]));
       }
     q.insert.run(jobId);
-    if (sets.length)
-      db.prepare(`UPDATE poll_state SET ${sets.join(', ')} WHERE job_id = ?`).run(...values, jobId);
+    if (cols.length === 0) return;
+    const shape = cols.join(',');
+    let update = updates.get(shape);
+    if (!update) {
+      update = db.prepare(`UPDATE poll_state SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE job_id = ?`);
+      updates.set(shape, update);
+    }
+    values.push(jobId);
+    update.run(values);
   };
 
   const commitTx = db.transaction((jobId: string, ops: CommitOps, fence: Fence | null | undefined) => {
@@ -272,7 +280,8 @@ export function createSqliteStateStore(
       const t = now();
       for (const id of ops.addSeen) q.addSeen.run(jobId, id, t, ++ord);
     }
-    if (ops.seenLimit !== undefined) {
+    // The limit never shrinks without a clear, so only a commit that adds ids can exceed it.
+    if (ops.seenLimit !== undefined && ops.addSeen?.length) {
       const n = (q.countSeen.get(jobId) as { n: number }).n - ops.seenLimit;
       if (n > 0) q.evict.run({ job: jobId, keep: JSON.stringify(ops.keepSeen ?? []), n });
     }
@@ -281,6 +290,7 @@ export function createSqliteStateStore(
       q.addDelivery.run(jobId, d.itemId, d.channel, d.to, d.at);
       q.trimDelivery.run(jobId, jobId, DELIVERY_LOG_LIMIT);
     }
+    if (ops.releaseLease && fence) q.release.run(now(), jobId, fence.holder, fence.epoch);
   });
 
   const acquireTx = db.transaction((jobId: string, holder: string, ttlMs: number): LeaseGrant | null => {

@@ -110,6 +110,8 @@ export interface CommitOps {
   /** Evict the oldest ids beyond this size. */
   seenLimit?: number;
   delivery?: DeliveryRecord;
+  /** With a fence: releases that lease in the same transaction (the last write of a scheduled tick). */
+  releaseLease?: boolean;
 }
 
 export interface StateStore {
