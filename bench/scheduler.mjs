@@ -1,7 +1,10 @@
-// 10,000 jobs of a no-op kind on one runner with the SQLite store: CPU share, RSS, tick lateness and SQLite
-// writes per second. Targets: under 5 % of one core, under 200 MB RSS, p99 lateness under 50 ms beyond jitter.
-// Jobs fire every 60 s, spread over the minute (cron "<s> * * * * *", no jitter) so that lateness is exact.
-// Default: 10,000 jobs measured over 2 minutes after a warm-up minute; --quick: 2,000 jobs, one minute.
+// 10,000 jobs of a no-op kind on one poller service with the SQLite store: CPU share, RSS, tick lateness and
+// SQLite writes per second. Targets: under 5 % of one core, under 200 MB RSS, p99 lateness under 50 ms beyond
+// jitter. Default scenario (the spec's): `every_secs: 60` with the default 5 s jitter; lateness is the tick's
+// start minus the `next_run_at` it was due at (the nominal slot plus its jitter).
+// --burst: cron "<s> * * * * *" without jitter, so that every second 1/60 of the jobs are due at the same
+// instant (a harsher case than the spec's). Default: 10,000 jobs measured over 2 minutes after a warm-up
+// minute; --quick: 2,000 jobs, one minute.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,29 +16,28 @@ import { createSqliteStateStore } from '../packages/poller-core/dist/sqlite.js';
 import { Registry } from '../packages/poller-core/node_modules/prom-client/index.js';
 
 const quick = process.argv.includes('--quick');
+const burst = process.argv.includes('--burst');
 const JOBS = quick ? 2000 : 10_000;
-const WARMUP_MS = quick ? 20_000 : 60_000;
-const MEASURE_MS = quick ? 40_000 : 120_000;
+const WARMUP_MS = quick ? 30_000 : 60_000;
+// Whole minutes: every job ticks once per minute.
+const MEASURE_MS = quick ? 60_000 : 120_000;
 
 const lateness = [];
 let measuring = false;
+/** next_run_at of each job as the service last read it: the time the tick is due. */
+const due = new Map();
 const noop = definePollerKind({
   kind: 'noop',
   apiVersion: 1,
   configSchema: withBaseConfig({
     type: 'object',
     additionalProperties: false,
-    properties: { second: { type: 'integer' } },
+    properties: {},
   }),
   placeholders: [],
   async tick(ctx) {
-    if (measuring) {
-      const now = ctx.now().getTime();
-      // The nominal fire time: the last instant at or before now whose second is this job's second.
-      let nominal = Math.floor(now / 1000) * 1000;
-      while (new Date(nominal).getUTCSeconds() !== ctx.config.second) nominal -= 1000;
-      lateness.push(now - nominal);
-    }
+    const at = due.get(ctx.job.id);
+    if (measuring && at !== undefined) lateness.push(ctx.now().getTime() - at);
     return { items: [] };
   },
 });
@@ -55,14 +57,14 @@ writeFileSync(
 );
 const jobs = [];
 for (let i = 0; i < JOBS; i++) {
-  const s = i % 60;
+  const schedule = burst ? `{ cron: "${i % 60} * * * * *", stagger_jitter_ms: 0 }` : '{ every_secs: 60 }';
   jobs.push(
-    `    - id: job-${i}\n      kind: noop\n      agent: a\n      schedule: { cron: "${s} * * * * *", stagger_jitter_ms: 0 }\n      config: { second: ${s}, message_template: "x", deliver: { channel: log, to: op } }\n`,
+    `    - id: job-${i}\n      kind: noop\n      agent: a\n      schedule: ${schedule}\n      config: { message_template: "x", deliver: { channel: log, to: op } }\n`,
   );
 }
 writeFileSync(
   join(config, 'pollers.yaml'),
-  `pollers:\n  state_db: ${join(root, 'poller.db')}\n  default_jitter_ms: 0\n  jobs:\n${jobs.join('')}`,
+  `pollers:\n  state_db: ${join(root, 'poller.db')}\n  jobs:\n${jobs.join('')}`,
 );
 const t0 = performance.now();
 const loaded = loadConfig(config, { cwd: root, env: {} });
@@ -94,7 +96,13 @@ const store = new Proxy(real, {
     if (typeof v !== 'function') return v;
     return (...args) => {
       if (measuring && WRITES.has(prop)) writes++;
-      return v.apply(target, args);
+      const r = v.apply(target, args);
+      if (prop === 'load')
+        return r.then((st) => {
+          if (st?.nextRunAt != null) due.set(st.jobId, st.nextRunAt);
+          return st;
+        });
+      return r;
     };
   },
 });
@@ -134,7 +142,9 @@ const sorted = [...lateness].sort((a, b) => a - b);
 const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
 const cpuShare = ((cpu.user + cpu.system) / 1000 / wall) * 100;
 const rssMb = rssMax / 1024 / 1024;
-console.log(`scheduler: ${JOBS} jobs of a no-op kind, one tick per job per minute, SQLite store`);
+console.log(
+  `scheduler: ${JOBS} jobs of a no-op kind, ${burst ? 'cron once a minute, 1/60 of the jobs due at each second (--burst)' : 'every_secs: 60 with the default jitter'}, SQLite store`,
+);
 console.log(`  load ${JOBS} jobs: ${loadMs.toFixed(0)} ms; service start: ${startMs.toFixed(0)} ms`);
 console.log(
   `  measured ${(wall / 1000).toFixed(0)} s: ${lateness.length} ticks, CPU ${cpuShare.toFixed(2)} % of one core, RSS max ${rssMb.toFixed(0)} MB`,

@@ -15,7 +15,7 @@ import {
   TransientError,
 } from './errors.js';
 import type { JsonValue, PollerHttp, PollItem, TickContext, TickResult } from './kind.js';
-import type { PollerMetrics } from './metrics.js';
+import type { JobLabels, PollerMetrics } from './metrics.js';
 import { breakerBackoffMs, jitterBound, leaseTtlMs, transientBackoffMs, withJitter } from './schedule.js';
 import { linkAbort } from './signals.js';
 import type { CommitOps, Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
@@ -158,13 +158,38 @@ export function openBreakerWake(
   return { nominalAt: slot ?? nominalAt, nextRunAt: next, scheduleKey: s.key };
 }
 
+const jobLabels = new WeakMap<JobDefinition, JobLabels>();
+
+/** The job's metric labels, made once per job definition (not at every tick). */
+function labelsOf(def: JobDefinition): JobLabels {
+  let l = jobLabels.get(def);
+  if (!l) {
+    l = { kind: def.kind.kind, agent: def.agent, job_id: def.id };
+    jobLabels.set(def, l);
+  }
+  return l;
+}
+
+/** A child logger made on first use: most ticks log nothing. */
+function lazyChild(base: Logger, fields: Record<string, unknown>): Logger {
+  let real: Logger | undefined;
+  const get = () => (real ??= base.child(fields));
+  return {
+    debug: (msg, f) => get().debug(msg, f),
+    info: (msg, f) => get().info(msg, f),
+    warn: (msg, f) => get().warn(msg, f),
+    error: (msg, f) => get().error(msg, f),
+    child: (f) => get().child(f),
+  };
+}
+
 export async function executeTick(
   env: RunnerEnv,
   def: JobDefinition,
   opts: TickOptions,
 ): Promise<TickReport> {
-  const labels = { kind: def.kind.kind, agent: def.agent, job_id: def.id };
-  const log = env.logger.child({ job_id: def.id, kind: def.kind.kind, agent: def.agent });
+  const labels = labelsOf(def);
+  const log = lazyChild(env.logger, { job_id: def.id, kind: def.kind.kind, agent: def.agent });
   const started = env.clock.now();
   const state =
     opts.state ??

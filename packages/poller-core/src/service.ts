@@ -22,7 +22,6 @@ import {
   type TickReport,
 } from './runner.js';
 import { jitterBound, leaseTtlMs, MAX_TIMER_MS, withJitter } from './schedule.js';
-import { linkAbort } from './signals.js';
 import type { Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
 import { validateJobs, type JobDefinition, type RejectedJob } from './validate.js';
 
@@ -109,8 +108,8 @@ export interface PollerService {
 
 interface JobRuntime {
   def: JobDefinition;
-  /** Aborted when the job is replaced or removed: its ticks can no longer write. */
-  generation: AbortController;
+  /** Set when the job is replaced or removed: its ticks can no longer write. */
+  retired: boolean;
   tick: AbortController | null;
   timer: unknown;
   lock: Promise<unknown>;
@@ -306,7 +305,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   };
 
   const guardFor = (rt: JobRuntime) => () => {
-    if (rt.generation.signal.aborted) throw new LeaseLostError(`job ${rt.def.id} was replaced or removed`);
+    if (rt.retired) throw new LeaseLostError(`job ${rt.def.id} was replaced or removed`);
   };
 
   const writeUnfenced = async (rt: JobRuntime, patch: JobStatePatch) => {
@@ -328,7 +327,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
 
   const armAt = (rt: JobRuntime, at: number) => {
     disarm(rt);
-    if (stopped || rt.generation.signal.aborted) return;
+    if (stopped || rt.retired) return;
     const delay = Math.max(0, at - clock.now());
     // Long waits are chained: one setTimeout cannot wait more than ~24.8 days.
     rt.timer = clock.setTimer(
@@ -346,7 +345,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
 
   const arm = async (rt: JobRuntime) => {
     const st = await store.load(rt.def.id);
-    if (!st || st.paused || st.nextRunAt === null || stopped || rt.generation.signal.aborted) {
+    if (!st || st.paused || st.nextRunAt === null || stopped || rt.retired) {
       disarm(rt);
       return;
     }
@@ -355,12 +354,12 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
 
   const wake = (rt: JobRuntime): Promise<unknown> =>
     withLock(rt, async () => {
-      if (stopped || rt.generation.signal.aborted) return;
+      if (stopped || rt.retired) return;
       try {
         if ((await scheduledTick(rt)) === 'armed') return;
       } catch (err) {
         logger.error('poller scheduler error', { job_id: rt.def.id, reason: safeReason(err) });
-        if (!stopped && !rt.generation.signal.aborted) armAt(rt, clock.now() + 5000);
+        if (!stopped && !rt.retired) armAt(rt, clock.now() + 5000);
         return;
       }
       await arm(rt);
@@ -369,18 +368,9 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   /** Returns 'armed' when it set its own wake-up (lease busy). */
   const scheduledTick = async (rt: JobRuntime): Promise<'armed' | void> => {
     const def = rt.def;
-    const st = await store.load(def.id);
-    if (!st || st.paused || st.nextRunAt === null) return;
     const now = clock.now();
-    if (st.nextRunAt > now) return; // another process ran this slot, or an early wake
-    const s = currentSettings();
-    if (st.breakerState === 2 && st.breakerRetryAt !== null && now < st.breakerRetryAt) {
-      await writeUnfenced(rt, openBreakerWake(env, def, st.nominalAt, st.breakerRetryAt, now));
-      metrics.tick(labelsOf(def), 'skipped');
-      await store.commit(def.id, { state: { lastStatus: 'skipped' } });
-      return;
-    }
-    const ttl = leaseTtlMs(def.schedule, s.lease_ttl_factor, now, env.minLeaseTtlMs);
+    const ttl = leaseTtlMs(def.schedule, currentSettings().lease_ttl_factor, now, env.minLeaseTtlMs);
+    // The lease first, then the state read under it: another holder may have run this slot meanwhile.
     const grant = await store.acquireLease(def.id, options.holderId, ttl);
     if (!grant) {
       const lease = await store.getLease(def.id);
@@ -397,26 +387,40 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
         epoch: grant.epoch,
       });
     }
-    const tick = new AbortController();
-    rt.tick = tick;
-    const unlink = linkAbort(rt.generation.signal, tick);
     let released = false;
-    const renewEvery = Math.max(50, Math.floor(ttl / 3));
     let renewTimer: unknown = null;
-    const renew = () => {
-      renewTimer = clock.setTimer(async () => {
-        if (tick.signal.aborted) return;
-        const ok = await store.renewLease(def.id, fence, ttl).catch(() => false);
-        if (!ok) tick.abort(new LeaseLostError());
-        else renew();
-      }, renewEvery);
-    };
-    renew();
     try {
-      // Re-read under the lease: another holder may have run this slot meanwhile.
-      const fresh = await store.load(def.id);
-      if (!fresh || fresh.paused || fresh.nextRunAt === null || fresh.nextRunAt > clock.now()) return;
-      if (fresh.breakerState === 2) {
+      const st = await store.load(def.id);
+      const t = clock.now();
+      // Paused, not due (another process ran this slot, or an early wake), or replaced meanwhile.
+      if (!st || st.paused || st.nextRunAt === null || st.nextRunAt > t || rt.retired) return;
+      if (st.breakerState === 2 && st.breakerRetryAt !== null && t < st.breakerRetryAt) {
+        // Open breaker: the slot is counted as skipped and the job sleeps until its next slot or the probe.
+        guardFor(rt)();
+        const wakeAt = openBreakerWake(env, def, st.nominalAt, st.breakerRetryAt, t);
+        await store.commit(
+          def.id,
+          { state: { ...wakeAt, lastStatus: 'skipped' }, releaseLease: true },
+          fence,
+        );
+        released = true;
+        metrics.tick(labelsOf(def), 'skipped');
+        return;
+      }
+      // Pause, reset, replace, remove and shutdown abort `rt.tick`.
+      const tick = new AbortController();
+      rt.tick = tick;
+      const renewEvery = Math.max(50, Math.floor(ttl / 3));
+      const renew = () => {
+        renewTimer = clock.setTimer(async () => {
+          if (tick.signal.aborted) return;
+          const ok = await store.renewLease(def.id, fence, ttl).catch(() => false);
+          if (!ok) tick.abort(new LeaseLostError());
+          else renew();
+        }, renewEvery);
+      };
+      renew();
+      if (st.breakerState === 2) {
         await store.commit(def.id, { state: { breakerState: 1 } }, fence);
         metrics.breakerState(def.id, 1);
         logger.info('poller breaker half-open: probing', { job_id: def.id });
@@ -426,13 +430,12 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
         fence,
         signal: tick.signal,
         guard: guardFor(rt),
-        state: fresh,
+        state: st,
         releaseLease: true,
       });
       released = report.leaseReleased === true;
     } finally {
       if (renewTimer !== null) clock.clearTimer(renewTimer);
-      unlink();
       rt.tick = null;
       if (!released) await store.releaseLease(def.id, fence).catch(() => {});
     }
@@ -443,7 +446,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   const startJob = async (def: JobDefinition, how: { applyPausedOnBoot: boolean }) => {
     const rt: JobRuntime = {
       def,
-      generation: new AbortController(),
+      retired: false,
       tick: null,
       timer: null,
       lock: Promise.resolve(),
@@ -483,8 +486,8 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   };
 
   const stopJob = async (rt: JobRuntime, remove: boolean) => {
-    rt.generation.abort(new LeaseLostError(`job ${rt.def.id} was replaced or removed`));
-    rt.tick?.abort(new LeaseLostError());
+    rt.retired = true;
+    rt.tick?.abort(new LeaseLostError(`job ${rt.def.id} was replaced or removed`));
     disarm(rt);
     await waitFor([...rt.busy]);
     await store.revokeLease(rt.def.id).catch(() => {});
@@ -589,7 +592,6 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
       return withLock(rt, async (): Promise<RunResult> => {
         const tick = new AbortController();
         rt.tick = tick;
-        const unlink = linkAbort(rt.generation.signal, tick);
         let report: TickReport;
         try {
           report = await executeTick(env, rt.def, {
@@ -599,7 +601,6 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
             guard: guardFor(rt),
           });
         } finally {
-          unlink();
           rt.tick = null;
         }
         logger.info('poller manual run', {

@@ -1,7 +1,7 @@
 /**
  * Aborts `target` when `source` aborts (with the same reason); returns the function that undoes the link.
- * Used instead of `AbortSignal.any` for the long-lived job signals: on Node 20 every `any` leaves an entry
- * on its source signals until a full GC, and a job's signal lives as long as the job.
+ * Cheaper than `AbortSignal.any` at every tick: on Node 20 each `any` registers its composite signal on
+ * every source until a garbage collection.
  */
 export function linkAbort(source: AbortSignal, target: AbortController): () => void {
   if (source.aborted) {

@@ -256,8 +256,10 @@ export function createSqliteStateStore(
         cols.push(col);
         values.push(toDb(key, patch[key]));
       }
-    q.insert.run(jobId);
-    if (cols.length === 0) return;
+    if (cols.length === 0) {
+      q.insert.run(jobId);
+      return;
+    }
     const shape = cols.join(',');
     let update = updates.get(shape);
     if (!update) {
@@ -265,7 +267,11 @@ export function createSqliteStateStore(
       updates.set(shape, update);
     }
     values.push(jobId);
-    update.run(values);
+    // The row nearly always exists: insert only when the update found none.
+    if (update.run(values).changes === 0) {
+      q.insert.run(jobId);
+      update.run(values);
+    }
   };
 
   const commitTx = db.transaction((jobId: string, ops: CommitOps, fence: Fence | null | undefined) => {
