@@ -106,6 +106,13 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
         registers,
       }),
   );
+  // Last value set per job: most ticks leave both gauges as they were, and a set costs a label hash.
+  const published = new Map<string, { errors?: number; breaker?: number }>();
+  const last = (jobId: string) => {
+    let p = published.get(jobId);
+    if (!p) published.set(jobId, (p = {}));
+    return p;
+  };
   return {
     tick(labels, status, latencyMs) {
       // A literal, not a spread: prom-client keeps this object per series, and spread copies each get a
@@ -115,8 +122,18 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
     },
     itemsSeen: (labels, n) => seen.inc(labels, n),
     itemsDispatched: (labels, n) => dispatched.inc(labels, n),
-    consecutiveErrors: (jobId, n) => errors.set({ job_id: jobId }, n),
-    breakerState: (jobId, s) => breaker.set({ job_id: jobId }, s),
+    consecutiveErrors(jobId, n) {
+      const p = last(jobId);
+      if (p.errors === n) return;
+      errors.set({ job_id: jobId }, n);
+      p.errors = n;
+    },
+    breakerState(jobId, s) {
+      const p = last(jobId);
+      if (p.breaker === s) return;
+      breaker.set({ job_id: jobId }, s);
+      p.breaker = s;
+    },
     leaseTakeover: (jobId) => takeovers.inc({ job_id: jobId }),
     removeJob(labels) {
       for (const status of STATUSES) ticks.remove({ ...labels, status });
@@ -124,6 +141,7 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
       seen.remove(labels);
       dispatched.remove(labels);
       errors.remove({ job_id: labels.job_id });
+      published.delete(labels.job_id);
       breaker.remove({ job_id: labels.job_id });
       takeovers.remove({ job_id: labels.job_id });
     },

@@ -73,6 +73,8 @@ export interface TickReport {
   error?: string;
   /** The tick's last write also released the lease (`TickOptions.releaseLease`). */
   leaseReleased?: boolean;
+  /** Scheduled ticks: the job's schedule after the tick's last write, so the caller need not read it. */
+  next?: { paused: boolean; nextRunAt: number | null };
 }
 
 export interface TickOptions {
@@ -87,6 +89,8 @@ export interface TickOptions {
   state?: JobState;
   /** Release the fence's lease in the tick's last write when nothing follows it (saves a transaction). */
   releaseLease?: boolean;
+  /** Aborts `signal`; the deadline then uses it instead of a controller of its own. */
+  abort?(reason: unknown): void;
 }
 
 /** The seen set holds at least this many ids. */
@@ -202,6 +206,15 @@ export async function executeTick(
   };
   const releasing = opts.releaseLease === true && opts.fence !== null;
   const released = releasing ? { leaseReleased: true } : {};
+  const scheduleAfter = (patch: JobStatePatch): Pick<TickReport, 'next'> =>
+    opts.mode === 'scheduled'
+      ? {
+          next: {
+            paused: patch.paused ?? state.paused,
+            nextRunAt: patch.nextRunAt !== undefined ? patch.nextRunAt : state.nextRunAt,
+          },
+        }
+      : {};
   /** The tick's last write: it releases the lease too when asked to. */
   const finalWrite = (ops: CommitOps) => write(releasing ? { ...ops, releaseLease: true } : ops);
   const finishMetrics = (status: TickStatus, patch: JobStatePatch) => {
@@ -236,7 +249,13 @@ export async function executeTick(
       finishMetrics('permanent', patch);
       log.error('poller job paused after a permanent error', { reason });
       await alert(env, def, state, 'permanent', reason, opts, log);
-      return { status: 'permanent', items_seen: seen, items_dispatched: dispatched, error: reason };
+      return {
+        status: 'permanent',
+        items_seen: seen,
+        items_dispatched: dispatched,
+        error: reason,
+        ...scheduleAfter(patch),
+      };
     }
     const n = state.consecutiveErrors + 1;
     const retryAfter = retryAfterOf(err);
@@ -288,6 +307,7 @@ export async function executeTick(
       items_dispatched: dispatched,
       error: reason,
       ...(releasing && !opened ? { leaseReleased: true } : {}),
+      ...scheduleAfter(patch),
     };
   };
 
@@ -295,14 +315,15 @@ export async function executeTick(
   const ttl = leaseTtlMs(def.schedule, settings.lease_ttl_factor, started, env.minLeaseTtlMs);
   const deadlineMs = Math.max(1, Math.floor(ttl * env.tickDeadlineFactor));
   // The kind's signal: aborted by the tick's own signal or by the deadline.
-  const fetchCtl = new AbortController();
+  const own = opts.abort ? null : new AbortController();
+  const unlink = own ? linkAbort(opts.signal, own) : () => {};
+  const fetchSignal = own ? own.signal : opts.signal;
+  const abortFetch = (reason: unknown) => (own ? own.abort(reason) : opts.abort?.(reason));
   let overdue: TransientError | null = null;
   const timer = env.clock.setTimer(() => {
     overdue = new TransientError(`the tick exceeded its deadline of ${deadlineMs} ms`);
-    fetchCtl.abort(overdue);
+    abortFetch(overdue);
   }, deadlineMs);
-  const unlink = linkAbort(opts.signal, fetchCtl);
-  const fetchSignal = fetchCtl.signal;
   const endFetch = () => {
     env.clock.clearTimer(timer);
     unlink();
@@ -324,7 +345,7 @@ export async function executeTick(
     if (overdue) throw overdue;
   } catch (err) {
     endFetch();
-    if (opts.signal.aborted && !isLeaseLost(opts.signal.reason)) {
+    if (!overdue && opts.signal.aborted && !isLeaseLost(opts.signal.reason)) {
       log.info('poller tick aborted', { reason: safeReason(opts.signal.reason) });
       return { status: 'aborted', items_seen: 0, items_dispatched: 0 };
     }
@@ -374,7 +395,7 @@ export async function executeTick(
       await finalWrite({ addSeen: fresh.map((i) => i.id), keepSeen: allIds, seenLimit, state: patch });
       finishMetrics('ok', patch);
       log.info('poller baseline recorded', { items: fresh.length });
-      return { status: 'ok', items_seen: seenCount, items_dispatched: 0, ...released };
+      return { status: 'ok', items_seen: seenCount, items_dispatched: 0, ...released, ...scheduleAfter(patch) };
     }
 
     const template = String(def.config.message_template ?? '');
@@ -445,7 +466,13 @@ export async function executeTick(
     finishMetrics('ok', patch);
     if (dispatched || carry)
       log.info('poller items delivered', { delivered: dispatched, carried_over: fresh.length - dispatched });
-    return { status: 'ok', items_seen: seenCount, items_dispatched: dispatched, ...released };
+    return {
+      status: 'ok',
+      items_seen: seenCount,
+      items_dispatched: dispatched,
+      ...released,
+      ...scheduleAfter(patch),
+    };
   } catch (err) {
     return failure(
       err instanceof Error && (err as { code?: string }).code === 'POLLER_BAD_TEMPLATE'

@@ -197,6 +197,36 @@ describe('runner: errors, breaker, alerts', () => {
     expect(await metricValue(h.metrics, 'poller_breaker_state', { job_id: 'j1' })).toBe(0);
   });
 
+  it('a kind that overruns its deadline (0.8 x the lease TTL) is aborted and the tick ends Transient', async () => {
+    const h = setup();
+    const reasons: unknown[] = [];
+    const hang = (ctx: TickContext) =>
+      new Promise<never>((_, reject) =>
+        ctx.signal.addEventListener('abort', () => {
+          reasons.push(ctx.signal.reason);
+          reject(ctx.signal.reason as Error);
+        }),
+      );
+    h.fake.push(hang, hang);
+    await h.service.start();
+    // Scheduled tick: every_secs 60 -> lease TTL 120 s -> deadline 96 s.
+    await h.clock.advance(0);
+    await h.clock.advance(95_999);
+    expect(reasons).toHaveLength(0);
+    await h.clock.advance(1);
+    await h.service.idle();
+    const st = (await h.store.load('j1'))!;
+    expect(st).toMatchObject({ lastStatus: 'transient', consecutiveErrors: 1 });
+    expect(st.lastError).toContain('deadline of 96000 ms');
+    expect(await h.store.getLease('j1')).toMatchObject({ holder: null });
+    // A manual run has the same deadline.
+    const run = h.service.run('j1');
+    await h.clock.advance(96_000);
+    expect(await run).toMatchObject({ status: 'transient', error: expect.stringContaining('deadline') });
+    expect(reasons).toHaveLength(2);
+    for (const r of reasons) expect(r).toBeInstanceOf(TransientError);
+  });
+
   it('counts due ticks as skipped while the breaker is open', async () => {
     const h = setup({ jobs: [job('j1', { schedule: { every_secs: 10 } })] });
     h.fake.setDefault(new TransientError('down'));

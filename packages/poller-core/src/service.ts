@@ -355,18 +355,25 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   const wake = (rt: JobRuntime): Promise<unknown> =>
     withLock(rt, async () => {
       if (stopped || rt.retired) return;
+      let next: TickReport['next'];
       try {
-        if ((await scheduledTick(rt)) === 'armed') return;
+        const r = await scheduledTick(rt);
+        if (r === 'armed') return;
+        next = r ?? undefined;
       } catch (err) {
         logger.error('poller scheduler error', { job_id: rt.def.id, reason: safeReason(err) });
         if (!stopped && !rt.retired) armAt(rt, clock.now() + 5000);
         return;
       }
-      await arm(rt);
+      if (next && !next.paused && next.nextRunAt !== null) armAt(rt, next.nextRunAt);
+      else await arm(rt);
     });
 
-  /** Returns 'armed' when it set its own wake-up (lease busy). */
-  const scheduledTick = async (rt: JobRuntime): Promise<'armed' | void> => {
+  /**
+   * Returns 'armed' when it set its own wake-up (lease busy), or the job's schedule after the tick when it
+   * knows it (then the caller need not read it again).
+   */
+  const scheduledTick = async (rt: JobRuntime): Promise<'armed' | TickReport['next'] | void> => {
     const def = rt.def;
     const now = clock.now();
     const ttl = leaseTtlMs(def.schedule, currentSettings().lease_ttl_factor, now, env.minLeaseTtlMs);
@@ -405,7 +412,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
         );
         released = true;
         metrics.tick(labelsOf(def), 'skipped');
-        return;
+        return { paused: false, nextRunAt: wakeAt.nextRunAt ?? null };
       }
       // Pause, reset, replace, remove and shutdown abort `rt.tick`.
       const tick = new AbortController();
@@ -429,11 +436,13 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
         mode: 'scheduled',
         fence,
         signal: tick.signal,
+        abort: (reason) => tick.abort(reason),
         guard: guardFor(rt),
         state: st,
         releaseLease: true,
       });
       released = report.leaseReleased === true;
+      return report.next;
     } finally {
       if (renewTimer !== null) clock.clearTimer(renewTimer);
       rt.tick = null;
