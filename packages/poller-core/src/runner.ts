@@ -395,7 +395,13 @@ export async function executeTick(
       await finalWrite({ addSeen: fresh.map((i) => i.id), keepSeen: allIds, seenLimit, state: patch });
       finishMetrics('ok', patch);
       log.info('poller baseline recorded', { items: fresh.length });
-      return { status: 'ok', items_seen: seenCount, items_dispatched: 0, ...released, ...scheduleAfter(patch) };
+      return {
+        status: 'ok',
+        items_seen: seenCount,
+        items_dispatched: 0,
+        ...released,
+        ...scheduleAfter(patch),
+      };
     }
 
     const template = String(def.config.message_template ?? '');

@@ -502,25 +502,25 @@ describe('scheduler in the service', () => {
   });
 });
 
-describe('transactions per tick', () => {
-  /** Counts the store's write calls (a commit that also releases the lease is one write). */
-  function countingStore(clock: ReturnType<typeof createFakeClock>) {
-    const real = createMemoryStateStore({ now: clock.now });
-    const writes: string[] = [];
-    const store = new Proxy(real, {
-      get(target, prop: string) {
-        const v = Reflect.get(target, prop) as unknown;
-        if (typeof v !== 'function') return v;
-        return (...args: unknown[]) => {
-          if (['init', 'commit', 'acquireLease', 'renewLease', 'releaseLease', 'revokeLease'].includes(prop))
-            writes.push(prop === 'commit' && (args[1] as CommitOps).releaseLease ? 'commit+release' : prop);
-          return (v as (...a: unknown[]) => unknown).apply(target, args);
-        };
-      },
-    });
-    return { store, writes };
-  }
+/** Counts the store's write calls (a commit that also releases the lease is one write). */
+function countingStore(clock: ReturnType<typeof createFakeClock>) {
+  const real = createMemoryStateStore({ now: clock.now });
+  const writes: string[] = [];
+  const store = new Proxy(real, {
+    get(target, prop: string) {
+      const v = Reflect.get(target, prop) as unknown;
+      if (typeof v !== 'function') return v;
+      return (...args: unknown[]) => {
+        if (['init', 'commit', 'acquireLease', 'renewLease', 'releaseLease', 'revokeLease'].includes(prop))
+          writes.push(prop === 'commit' && (args[1] as CommitOps).releaseLease ? 'commit+release' : prop);
+        return (v as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return { store, writes };
+}
 
+describe('transactions per tick', () => {
   it('an ok scheduled tick makes two writes: the lease grant and one commit that releases it', async () => {
     const clock = createFakeClock();
     const { store, writes } = countingStore(clock);

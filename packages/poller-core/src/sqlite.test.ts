@@ -143,7 +143,9 @@ describe('SQLite state store', () => {
       expect((await s.load('j'))!.cursor).toBe('done');
       const b = (await s.acquireLease('j', 'B', 30_000))!;
       expect(b).toMatchObject({ epoch: 2, takeover: false });
-      await expect(s.commit('j', { state: { cursor: 'stale' }, releaseLease: true }, a)).rejects.toMatchObject({
+      await expect(
+        s.commit('j', { state: { cursor: 'stale' }, releaseLease: true }, a),
+      ).rejects.toMatchObject({
         code: 'POLLER_LEASE_LOST',
       });
       expect(await s.getLease('j')).toMatchObject({ holder: 'B', epoch: 2 });
