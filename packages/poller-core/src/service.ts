@@ -399,8 +399,8 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     try {
       const st = await store.load(def.id);
       const t = clock.now();
-      // Paused, not due (another process ran this slot, or an early wake), or replaced meanwhile.
-      if (!st || st.paused || st.nextRunAt === null || st.nextRunAt > t || rt.retired) return;
+      // Paused, not due (another process ran this slot, or an early wake), replaced, or shutting down.
+      if (!st || st.paused || st.nextRunAt === null || st.nextRunAt > t || rt.retired || stopped) return;
       if (st.breakerState === 2 && st.breakerRetryAt !== null && t < st.breakerRetryAt) {
         // Open breaker: the slot is counted as skipped and the job sleeps until its next slot or the probe.
         guardFor(rt)();
