@@ -165,7 +165,7 @@ export function openBreakerWake(
 const jobLabels = new WeakMap<JobDefinition, JobLabels>();
 
 /** The job's metric labels, made once per job definition (not at every tick). */
-function labelsOf(def: JobDefinition): JobLabels {
+export function labelsOf(def: JobDefinition): JobLabels {
   let l = jobLabels.get(def);
   if (!l) {
     l = { kind: def.kind.kind, agent: def.agent, job_id: def.id };

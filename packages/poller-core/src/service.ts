@@ -14,6 +14,7 @@ import { planReload, type ReloadPlan } from './plan.js';
 import type { KindRegistry } from './registry.js';
 import {
   executeTick,
+  labelsOf,
   openBreakerWake,
   pollerHttp,
   type Dispatcher,
@@ -124,10 +125,6 @@ const DEFAULT_SETTINGS: RunnerSettings = {
 };
 const BREAKER_NAMES: BreakerName[] = ['closed', 'half-open', 'open'];
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-
-function labelsOf(def: JobDefinition) {
-  return { kind: def.kind.kind, agent: def.agent, job_id: def.id };
-}
 
 async function waitFor(ps: Promise<unknown>[]): Promise<void> {
   await Promise.allSettled(ps);
