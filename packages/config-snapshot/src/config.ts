@@ -89,15 +89,13 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
   }));
 
   if (candidate.fatal) {
-    const first = errors.find((e) => e.scope === 'global');
-    const reason = first ? formatIssue(first) : 'a global config file is invalid';
-    const all = [...new Set([...(prev ? prev.agents.keys() : []), ...candidate.agents.keys()])].sort();
+    // A global file blocks everything; the agents are not to blame, so none is listed as rejected.
     return {
       snapshot: null,
       errors,
       warnings,
       applied: [],
-      rejected: all.map((agentId) => ({ agentId, reason, issues: first ? [first] : [] })),
+      rejected: [],
       restartRequired: [],
       diff: null,
       unchanged,
@@ -110,6 +108,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       1,
       new Map([...candidate.agents].map(([id, a]) => [id, { ...a, version: 1 }])),
       {
+        invalidAgents: new Map(rejected.map((r) => [r.agentId, r.reason])),
         llm: candidate.llm.providers,
         runtime: candidate.runtime,
         broker: candidate.broker,
@@ -132,8 +131,10 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
     };
   }
 
-  const d = diff(prev, candidate);
-  const applied = [...candidate.agents.keys()].filter((id) => prev.agents.has(id)).sort();
+  const d = diff(prev, { ...candidate, invalidAgents: candidate.rejectedAgents });
+  // An agent whose file was there all along but invalid joins now: it is not an added agent.
+  const runsOrJoins = (id: string) => prev.agents.has(id) || prev.invalidAgents.has(id);
+  const applied = [...candidate.agents.keys()].filter(runsOrJoins).sort();
   const noAgentsAnywhere = prev.agents.size === 0 && candidate.agents.size === 0 && rejected.length === 0;
   if (applied.length === 0 && !noAgentsAnywhere) {
     return {
@@ -150,6 +151,8 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
   const version = prev.version + 1;
 
   const agents = new Map<string, AgentSnapshot>();
+  for (const id of applied)
+    if (!prev.agents.has(id)) agents.set(id, { ...candidate.agents.get(id)!, version });
   for (const [id, old] of prev.agents) {
     const fresh = candidate.agents.get(id);
     if (!fresh) {
@@ -208,7 +211,14 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
 
   const secrets = new Set([...candidate.secrets, ...(secretsOf.get(prev) ?? [])]);
   const secretFiles = [...new Set([...candidate.secretFiles, ...prev.secretFiles])].sort();
+  // Still without a running definition: invalid before and now (a deleted file drops out).
+  const invalidAgents = new Map(
+    rejected
+      .filter((r) => !agents.has(r.agentId) && runsOrJoins(r.agentId))
+      .map((r) => [r.agentId, r.reason]),
+  );
   const snapshot = build(candidate, version, agents, {
+    invalidAgents,
     llm: providers,
     runtime: runtime as RuntimeFile,
     broker: prev.broker,
@@ -235,6 +245,7 @@ function build(
   version: number,
   agents: Map<string, AgentSnapshot>,
   parts: {
+    invalidAgents: ReadonlyMap<string, string>;
     llm: Record<string, ProviderConfig>;
     runtime: ConfigSnapshot['runtime'];
     broker: ConfigSnapshot['broker'];
@@ -252,6 +263,7 @@ function build(
     configDir: candidate.configDir,
     llm,
     agents,
+    invalidAgents: parts.invalidAgents,
     pollers: parts.pollers,
     broker: parts.broker,
     memory: parts.memory,

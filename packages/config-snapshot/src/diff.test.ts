@@ -113,6 +113,52 @@ describe('diff classifies each changed field', () => {
     expect(second.applied).toEqual(['a']);
   });
 
+  it('an invalid agent file is rejected, not removed: no restart, the old definition keeps running', () => {
+    const { second } = reloadAfter(baseFiles({ a: agentYaml(), b: agentYaml() }), (d) =>
+      d.write('agents.d/b.yaml', agentWith('inbound_bindings:', 'inbound_bindingz:')),
+    );
+    expect(second.restartRequired).toEqual([]);
+    expect(second.diff!.agents.find((a) => a.agentId === 'b')).toEqual({
+      agentId: 'b',
+      status: 'rejected',
+      changes: [],
+    });
+    expect(second.rejected.map((r) => r.agentId)).toEqual(['b']);
+    expect(second.snapshot!.agents.get('b')!.version).toBe(1);
+  });
+
+  it('an agent invalid since boot applies at the reload that finds it valid, without a restart', () => {
+    const d = tempConfig({ ...baseFiles({ a: agentYaml(), b: agentYaml() }) });
+    dirs.push(d);
+    d.write('agents.d/b.yaml', agentWith('inbound_bindings:', 'inbound_bindingz:'));
+    const boot = loadConfig(d.config, { cwd: d.root, env: {} });
+    expect([...boot.snapshot!.agents.keys()]).toEqual(['a']);
+    expect([...boot.snapshot!.invalidAgents.keys()]).toEqual(['b']);
+    d.write('agents.d/b.yaml', agentYaml());
+    const fixed = loadConfig(d.config, { cwd: d.root, env: {}, previous: boot.snapshot });
+    expect(fixed.restartRequired).toEqual([]);
+    expect(fixed.applied).toEqual(['a', 'b']);
+    expect(fixed.snapshot!.agents.get('b')!.version).toBe(2);
+    expect(fixed.snapshot!.invalidAgents.size).toBe(0);
+    expect(fixed.diff!.agents.find((x) => x.agentId === 'b')!.status).toBe('joined');
+    // A file that appears only now is an added agent, as before.
+    d.write('agents.d/c.yaml', agentYaml());
+    const added = loadConfig(d.config, { cwd: d.root, env: {}, previous: fixed.snapshot });
+    expect(added.restartRequired).toEqual([{ agentId: 'c', field: 'agent added' }]);
+  });
+
+  it('an agent still invalid at a later reload stays out, and a new invalid file is not remembered', () => {
+    const d = tempConfig({ ...baseFiles({ a: agentYaml(), b: agentYaml() }) });
+    dirs.push(d);
+    d.write('agents.d/b.yaml', 'model: [broken');
+    const boot = loadConfig(d.config, { cwd: d.root, env: {} });
+    d.write('agents.d/c.yaml', 'model: [broken');
+    const second = loadConfig(d.config, { cwd: d.root, env: {}, previous: boot.snapshot });
+    expect([...second.snapshot!.invalidAgents.keys()]).toEqual(['b']);
+    expect(second.rejected.map((r) => r.agentId)).toEqual(['b', 'c']);
+    expect(second.restartRequired).toEqual([]);
+  });
+
   const restartGlobal: [string, (d: TempDir) => void, string[]][] = [
     [
       'broker.yaml',
@@ -189,11 +235,12 @@ describe('reload versions', () => {
     expect(second.rejected[0]!.issues.map((i) => i.code)).toContain('CONFIG_UNKNOWN_KEY');
   });
 
-  it('a fatal global error rejects the whole reload and names the file', () => {
+  it('a fatal global error rejects the whole reload and names the file, not the agents', () => {
     const { second } = reloadAfter(baseFiles(), (d) => d.write('runtime.yaml', 'reload: {enabled: maybe}\n'));
     expect(second.snapshot).toBeNull();
-    expect(second.rejected).toEqual([
-      { agentId: 'a', reason: expect.stringContaining('runtime.yaml:1:'), issues: expect.any(Array) },
+    expect(second.rejected).toEqual([]);
+    expect(second.errors).toEqual([
+      expect.objectContaining({ scope: 'global', file: expect.stringContaining('runtime.yaml'), line: 1 }),
     ]);
   });
 

@@ -16,7 +16,11 @@ export interface FieldChange {
 
 export interface AgentDiff {
   agentId: string;
-  status: 'added' | 'removed' | 'changed' | 'unchanged';
+  /**
+   * `rejected`: the file is there but invalid (the agent keeps its running definition, no restart);
+   * `joined`: a file that was invalid since boot is valid now (applied by the reload, no restart).
+   */
+  status: 'added' | 'removed' | 'rejected' | 'joined' | 'changed' | 'unchanged';
   changes: FieldChange[];
 }
 
@@ -37,6 +41,8 @@ export interface DiffInput {
   memory: Readonly<MemoryFile>;
   runtime: Readonly<RuntimeFile>;
   plugins: ReadonlyMap<string, PluginSnapshot>;
+  /** Agents whose file exists but is invalid; a rejected agent is never "removed". */
+  invalidAgents?: ReadonlyMap<string, unknown>;
 }
 
 /** Agent fields that need the agent restarted. */
@@ -49,7 +55,9 @@ export function diff(prev: DiffInput, next: DiffInput): SnapshotDiff {
   const agents: AgentDiff[] = ids.map((agentId) => {
     const a = prev.agents.get(agentId);
     const b = next.agents.get(agentId);
+    if (!a && prev.invalidAgents?.has(agentId)) return { agentId, status: 'joined', changes: [] };
     if (!a) return { agentId, status: 'added', changes: [{ field: 'agent added', class: 'restart' }] };
+    if (!b && next.invalidAgents?.has(agentId)) return { agentId, status: 'rejected', changes: [] };
     if (!b) return { agentId, status: 'removed', changes: [{ field: 'agent removed', class: 'restart' }] };
     const changes: FieldChange[] = [];
     const restart = new Set<string>(RESTART_AGENT_FIELDS);

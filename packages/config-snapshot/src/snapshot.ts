@@ -60,6 +60,11 @@ export interface ConfigSnapshot {
   readonly configDir: string;
   readonly llm: Readonly<LlmFile>;
   readonly agents: ReadonlyMap<string, AgentSnapshot>;
+  /**
+   * Agents whose file exists but has never been valid, by id, with the located reason: no definition of
+   * theirs runs. They are not "added" when their file becomes valid: the next reload applies them.
+   */
+  readonly invalidAgents: ReadonlyMap<string, string>;
   /** `null` when `pollers.yaml` is absent (the subsystem is off). */
   readonly pollers: PollersSnapshot | null;
   readonly broker: Readonly<BrokerFile>;
