@@ -134,6 +134,12 @@ export function createMemoryStateStore(options: MemoryStateStoreOptions = {}): M
       const l = leases.get(jobId);
       leases.set(jobId, { holder: null, epoch: (l?.epoch ?? 0) + 1, expiresAt: now() });
     },
+    async breakLease(jobId, holder) {
+      const l = leases.get(jobId);
+      if (!l || l.holder !== holder) return false;
+      leases.set(jobId, { holder: null, epoch: l.epoch + 1, expiresAt: now() });
+      return true;
+    },
     async getLease(jobId) {
       const l = leases.get(jobId);
       return l ? { ...l } : null;

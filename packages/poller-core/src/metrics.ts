@@ -18,6 +18,12 @@ export interface PollerMetrics {
   consecutiveErrors(jobId: string, n: number): void;
   breakerState(jobId: string, state: 0 | 1 | 2): void;
   leaseTakeover(jobId: string): void;
+  /** 1 while the job is paused (by an operator, a Permanent error or a fired `at`), else 0. */
+  paused(jobId: string, paused: boolean): void;
+  /** Time of the job's last successful tick (ms since the epoch; exported in seconds). */
+  lastSuccess(jobId: string, atMs: number): void;
+  /** Jobs of the running configuration that are rejected (a rejected edit of a running job included). */
+  rejectedJobs(n: number): void;
   /** Deletes every series of the job (removed or replaced jobs). */
   removeJob(labels: JobLabels): void;
 }
@@ -106,8 +112,40 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
         registers,
       }),
   );
-  // Last value set per job: most ticks leave both gauges as they were, and a set costs a label hash.
-  const published = new Map<string, { errors?: number; breaker?: number }>();
+  const pausedGauge = getOrCreate(
+    registry,
+    'poller_paused',
+    () =>
+      new Gauge({
+        name: 'poller_paused',
+        help: 'Paused jobs: 1 while paused (by an operator, a Permanent error or a fired at), else 0.',
+        labelNames: ['job_id'],
+        registers,
+      }),
+  );
+  const success = getOrCreate(
+    registry,
+    'poller_last_success_timestamp_seconds',
+    () =>
+      new Gauge({
+        name: 'poller_last_success_timestamp_seconds',
+        help: 'Unix time of the last successful tick of a job (absent until the first one).',
+        labelNames: ['job_id'],
+        registers,
+      }),
+  );
+  const rejected = getOrCreate(
+    registry,
+    'poller_jobs_rejected',
+    () =>
+      new Gauge({
+        name: 'poller_jobs_rejected',
+        help: 'Jobs of pollers.yaml rejected by the last start or reload (a running job keeps its previous definition).',
+        registers,
+      }),
+  );
+  // Last value set per job: most ticks leave the gauges as they were, and a set costs a label hash.
+  const published = new Map<string, { errors?: number; breaker?: number; paused?: boolean }>();
   const last = (jobId: string) => {
     let p = published.get(jobId);
     if (!p) published.set(jobId, (p = {}));
@@ -135,6 +173,14 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
       p.breaker = s;
     },
     leaseTakeover: (jobId) => takeovers.inc({ job_id: jobId }),
+    paused(jobId, on) {
+      const p = last(jobId);
+      if (p.paused === on) return;
+      pausedGauge.set({ job_id: jobId }, on ? 1 : 0);
+      p.paused = on;
+    },
+    lastSuccess: (jobId, atMs) => success.set({ job_id: jobId }, atMs / 1000),
+    rejectedJobs: (n) => rejected.set(n),
     removeJob(labels) {
       for (const status of STATUSES) ticks.remove({ ...labels, status });
       latency.remove(labels);
@@ -144,6 +190,8 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
       published.delete(labels.job_id);
       breaker.remove({ job_id: labels.job_id });
       takeovers.remove({ job_id: labels.job_id });
+      pausedGauge.remove({ job_id: labels.job_id });
+      success.remove({ job_id: labels.job_id });
     },
   };
 }

@@ -30,14 +30,18 @@ export interface KindRegistry {
   list(): PollerKind[];
   /** Where a kind came from (`built-in` or a package name). */
   originOf(name: string): string | undefined;
-  /** Packages that failed to load; jobs of unknown kinds name them. */
+  /** Packages that failed to load (their last attempt); jobs of unknown kinds name them. */
   failedPackages(): readonly KindPackageFailure[];
+  /** Records the failure of one package (replacing an earlier one); `forget` drops it before a retry. */
   recordPackageFailure(failure: KindPackageFailure): void;
+  forgetPackageFailure(name: string): void;
+  /** Names of the packages whose kinds are registered. */
+  packages(): string[];
 }
 
 export function createKindRegistry(initial: readonly unknown[] = []): KindRegistry {
   const kinds = new Map<string, { kind: PollerKind; origin: string }>();
-  const failures: KindPackageFailure[] = [];
+  const failures = new Map<string, KindPackageFailure>();
   const registry: KindRegistry = {
     register(value, origin = 'built-in') {
       if (!isPollerKind(value)) {
@@ -70,8 +74,10 @@ export function createKindRegistry(initial: readonly unknown[] = []): KindRegist
     has: (name) => kinds.has(name),
     list: () => [...kinds.values()].map((e) => e.kind).sort((a, b) => (a.kind < b.kind ? -1 : 1)),
     originOf: (name) => kinds.get(name)?.origin,
-    failedPackages: () => failures,
-    recordPackageFailure: (f) => void failures.push(f),
+    failedPackages: () => [...failures.values()],
+    recordPackageFailure: (f) => void failures.set(f.package, f),
+    forgetPackageFailure: (name) => void failures.delete(name),
+    packages: () => [...new Set([...kinds.values()].map((e) => e.origin))].filter((o) => o !== 'built-in'),
   };
   for (const k of initial) registry.register(k);
   return registry;
@@ -95,8 +101,9 @@ export function kindsOfModule(mod: Record<string, unknown>): unknown[] {
 
 /**
  * Resolves each package from `fromDir` (the config directory), imports it and registers its kinds.
- * Never throws: a package that fails is recorded in the registry and returned in `failed`; only the
- * jobs of its kinds are rejected later.
+ * Packages already registered are skipped, so a reload loads only newly listed ones; a package that failed
+ * before is tried again (it may have been installed since). Never throws: a package that fails is recorded
+ * in the registry and returned in `failed`; only the jobs of its kinds are rejected later.
  */
 export async function loadKindPackages(
   registry: KindRegistry,
@@ -104,22 +111,32 @@ export async function loadKindPackages(
   options: { fromDir: string },
 ): Promise<LoadKindPackagesResult> {
   const result: LoadKindPackagesResult = { loaded: [], failed: [] };
-  const req = createRequire(join(options.fromDir, 'noop.js'));
+  // Any file name in fromDir: require.resolve walks up node_modules from its directory.
+  const req = createRequire(join(options.fromDir, 'package.json'));
+  const have = new Set(registry.packages());
   for (const name of names) {
+    if (have.has(name)) continue;
+    registry.forgetPackageFailure(name);
     const fail = (code: KindPackageFailure['code'], message: string) => {
       const f = { package: name, code, message };
       registry.recordPackageFailure(f);
       result.failed.push(f);
     };
-    let mod: Record<string, unknown>;
+    let resolved: string;
     try {
-      const resolved = req.resolve(name);
-      mod = (await import(pathToFileURL(resolved).href)) as Record<string, unknown>;
-    } catch (err) {
+      resolved = req.resolve(name);
+    } catch {
       fail(
         'POLLER_KIND_PACKAGE',
-        `kind package "${name}" could not be loaded from ${options.fromDir}: ${(err as Error).message}`,
+        `kind package "${name}" is not installed where the daemon looks for it (node_modules of ${options.fromDir} or a parent directory); install it there: cd ${options.fromDir} && npm install ${name}`,
       );
+      continue;
+    }
+    let mod: Record<string, unknown>;
+    try {
+      mod = (await import(pathToFileURL(resolved).href)) as Record<string, unknown>;
+    } catch (err) {
+      fail('POLLER_KIND_PACKAGE', `kind package "${name}" failed to load: ${firstLine(err)}`);
       continue;
     }
     const kinds = kindsOfModule(mod);
@@ -142,4 +159,9 @@ export async function loadKindPackages(
     if (ok.length) result.loaded.push({ package: name, kinds: ok });
   }
   return result;
+}
+
+/** Node's module errors carry a require stack on later lines: one line is what an operator needs. */
+function firstLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!;
 }

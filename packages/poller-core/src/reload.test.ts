@@ -69,6 +69,47 @@ describe('reload', () => {
     expect(h.fake.calls).toHaveLength(2);
   });
 
+  it('a rejected edit is logged once with its located reason, marks the job stale and counts in a gauge', async () => {
+    const h = setup([job('a'), job('b')]);
+    h.fake.setDefault({ items: [] });
+    await h.service.start();
+    await h.clock.advance(0);
+    expect(await metricValue(h.metrics, 'poller_jobs_rejected', {})).toBe(0);
+    const bad = h.next([
+      job('a', { schedule: { cron: '* * * * *' } }),
+      job('b'),
+      job('c', { agent: 'nobody' }),
+    ]);
+    await h.service.reload(bad);
+    const logged = h.logger.find('poller job rejected');
+    expect(logged.map((r) => [r.level, r.fields.job_id, r.fields.running])).toEqual([
+      ['error', 'a', 'previous definition'],
+      ['error', 'c', undefined],
+    ]);
+    expect(String(logged[0]!.fields.reason)).toMatch(
+      /pollers\.yaml pollers\.jobs\[0\]\.schedule: .*6 fields.*POLLER_BAD_SCHEDULE/,
+    );
+    expect(await metricValue(h.metrics, 'poller_jobs_rejected', {})).toBe(2);
+    const list = await h.service.list();
+    expect(list.map((j) => [j.id, j.definition])).toEqual([
+      ['a', 'stale'],
+      ['b', 'current'],
+    ]);
+    expect(list[0]!.definition_error).toMatch(/6 fields/);
+    expect((await h.service.show('a')).definition).toBe('stale');
+    expect(h.service.rejectedJobs()).toEqual([
+      { id: 'a', errors: [expect.stringMatching(/6 fields/)], running: true },
+      { id: 'c', errors: [expect.stringMatching(/agent "nobody" does not exist/)], running: false },
+    ]);
+    // The same rejection at the next reload is not news; fixing it clears everything.
+    await h.service.reload(bad);
+    expect(h.logger.find('poller job rejected')).toHaveLength(2);
+    await h.service.reload(h.next([job('a'), job('b')]));
+    expect((await h.service.list()).map((j) => j.definition)).toEqual(['current', 'current']);
+    expect(await metricValue(h.metrics, 'poller_jobs_rejected', {})).toBe(0);
+    expect(h.service.rejectedJobs()).toEqual([]);
+  });
+
   it('an in-flight tick of a removed job is aborted and cannot write state; its metric series are deleted', async () => {
     const h = setup([job('a')]);
     h.fake.push({ items: [] });

@@ -221,6 +221,8 @@ export async function executeTick(
     env.metrics.tick(labels, status, env.clock.now() - started);
     if (patch.consecutiveErrors !== undefined) env.metrics.consecutiveErrors(def.id, patch.consecutiveErrors);
     if (patch.breakerState !== undefined) env.metrics.breakerState(def.id, patch.breakerState);
+    if (patch.paused !== undefined) env.metrics.paused(def.id, patch.paused);
+    if (status === 'ok') env.metrics.lastSuccess(def.id, patch.lastRunAt ?? env.clock.now());
   };
 
   const failure = async (
@@ -503,7 +505,8 @@ async function alert(
 ): Promise<void> {
   const now = env.clock.now();
   if (!def.failureTo) {
-    log.error('poller failure alert not sent: the job has no failure_to', { class: cls, reason });
+    // The failure itself is logged where it happened; without failure_to there is nothing more to do.
+    log.info('poller failure alert not sent: the job has no failure_to', { class: cls });
     return;
   }
   const cooldownMs = env.settings().failure_alert_cooldown_secs * 1000;

@@ -573,6 +573,73 @@ describe('metrics', () => {
     expect(text).toContain('poller_consecutive_errors{job_id="j1"} 0');
     expect(text).toContain('poller_breaker_state{job_id="j1"} 0');
   });
+
+  it('shows paused jobs and the last success in gauges, from the stored state after a restart too', async () => {
+    const h = setup();
+    h.fake.push({ items: [] }, new PermanentError('gone'));
+    await h.service.start();
+    expect(await metricValue(h.metrics, 'poller_paused', { job_id: 'j1' })).toBe(0);
+    await h.clock.advance(0);
+    const okAt = h.clock.now() / 1000;
+    expect(await metricValue(h.metrics, 'poller_last_success_timestamp_seconds', { job_id: 'j1' })).toBe(
+      okAt,
+    );
+    await h.clock.advance(MIN);
+    expect(await metricValue(h.metrics, 'poller_paused', { job_id: 'j1' })).toBe(1);
+    expect(await metricValue(h.metrics, 'poller_last_success_timestamp_seconds', { job_id: 'j1' })).toBe(
+      okAt,
+    );
+    await h.service.stop();
+    // A new service on the same store (a restart): the auto-paused job is still visible.
+    const again = harness({ jobs: [job('j1')], store: h.store, clock: h.clock });
+    cleanup.push(() => again.service.stop());
+    await again.service.start();
+    expect(await metricValue(again.metrics, 'poller_paused', { job_id: 'j1' })).toBe(1);
+    await again.service.resume('j1');
+    expect(await metricValue(again.metrics, 'poller_paused', { job_id: 'j1' })).toBe(0);
+  });
+});
+
+describe('dead lease holders', () => {
+  it('at start, a lease held by a dead holder is taken over at once, counted and logged', async () => {
+    const h = setup({ jobs: [job('j1', { schedule: { cron: '0 0 9 * * *' } })] });
+    // A daily job whose previous daemon died mid-tick: its lease would block the job for two days.
+    await h.store.init('j1');
+    await h.store.acquireLease('j1', 'host:4242:99:dead', 2 * 86_400_000);
+    const gone: string[] = [];
+    const h2 = harness({
+      jobs: [job('j1', { schedule: { cron: '0 0 9 * * *' } })],
+      store: h.store,
+      clock: h.clock,
+      holderGone: (holder) => (gone.push(holder), holder.endsWith(':dead')),
+    });
+    cleanup.push(() => h2.service.stop());
+    await h2.service.start();
+    expect(gone).toEqual(['host:4242:99:dead']);
+    expect(await h.store.getLease('j1')).toMatchObject({ holder: null, epoch: 2 });
+    expect(await metricValue(h2.metrics, 'poller_lease_takeovers_total', { job_id: 'j1' })).toBe(1);
+    expect(h2.logger.find('poller lease taken over: its holder process is gone')).toHaveLength(1);
+  });
+
+  it('leaves a live holder, an expired lease and our own lease alone', async () => {
+    const h = setup({ jobs: [job('a'), job('b'), job('c')] });
+    await h.store.acquireLease('a', 'host:1:1:alive', 600_000);
+    await h.store.acquireLease('b', 'host:2:2:dead', 1);
+    await h.clock.advance(10);
+    await h.store.acquireLease('c', 'holder-b', 600_000);
+    const h2 = harness({
+      jobs: [job('a'), job('b'), job('c')],
+      store: h.store,
+      clock: h.clock,
+      holderId: 'holder-b',
+      holderGone: (holder) => holder.endsWith(':dead'),
+    });
+    cleanup.push(() => h2.service.stop());
+    await h2.service.start();
+    expect(await h.store.getLease('a')).toMatchObject({ holder: 'host:1:1:alive' });
+    expect(await metricValue(h2.metrics, 'poller_lease_takeovers_total', { job_id: 'b' })).toBeUndefined();
+    expect(h2.logger.find('poller lease taken over: its holder process is gone')).toHaveLength(0);
+  });
 });
 
 describe('tools', () => {

@@ -24,7 +24,7 @@ import {
 } from './runner.js';
 import { jitterBound, leaseTtlMs, MAX_TIMER_MS, withJitter } from './schedule.js';
 import type { Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
-import { validateJobs, type JobDefinition, type RejectedJob } from './validate.js';
+import { issueLines, validateJobs, type JobDefinition, type RejectedJob } from './validate.js';
 
 export interface PollerServiceOptions {
   snapshot: ConfigSnapshot;
@@ -41,6 +41,11 @@ export interface PollerServiceOptions {
   random?: () => number;
   /** HTTP client kinds get (wrapped per job); default a guarded client. */
   http?: GuardedHttp;
+  /**
+   * Whether a lease holder is certainly dead (a process of this host that is gone). At start its leases are
+   * broken at once instead of after their TTL, which can be days. Default: never judged dead.
+   */
+  holderGone?: (holder: string) => boolean;
   /** TEST ONLY: lowers the 30 s lease TTL minimum. */
   minLeaseTtlMs?: number;
   /** Fraction of the lease TTL a kind's fetch may take (default 0.8). */
@@ -62,6 +67,10 @@ export interface JobSummary {
   last_error: string | null;
   last_run_at: string | null;
   next_run_at: string | null;
+  /** `stale`: the job's entry in pollers.yaml is rejected and its previous definition keeps running. */
+  definition: 'current' | 'stale';
+  /** Why the current entry is rejected (located), while `definition` is `stale`. */
+  definition_error: string | null;
 }
 
 export interface JobDetail extends JobSummary {
@@ -103,6 +112,8 @@ export interface PollerService {
   tools(): AgentTool[];
   /** Jobs rejected by the last start or reload. */
   rejected(): readonly RejectedJob[];
+  /** The same, with located reasons (secrets redacted); `running` when a previous definition runs. */
+  rejectedJobs(): { id: string; errors: string[]; running: boolean }[];
   /** Resolves when no tick is running. */
   idle(): Promise<void>;
 }
@@ -313,6 +324,27 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   const publishGauges = (id: string, st: JobState) => {
     metrics.consecutiveErrors(id, st.consecutiveErrors);
     metrics.breakerState(id, st.breakerState);
+    metrics.paused(id, st.paused);
+  };
+
+  /** Located reasons of a rejected job, secrets redacted. */
+  const reasonsOf = (r: RejectedJob): string[] => issueLines(r.issues).map((l) => snapshot.redact(l));
+  const rejectedKey = (r: RejectedJob) => r.id ?? `jobs[${r.index}]`;
+
+  /** Logs each rejection once: at start, and at a reload only when it is new or its reason changed. */
+  const noteRejected = (rejected: RejectedJob[]) => {
+    const before = new Map(lastRejected.map((r) => [rejectedKey(r), reasonsOf(r).join('; ')]));
+    for (const r of rejected) {
+      const reason = reasonsOf(r).join('; ');
+      if (before.get(rejectedKey(r)) === reason) continue;
+      logger.error('poller job rejected', {
+        job_id: rejectedKey(r),
+        reason,
+        ...(r.id !== undefined && jobs.has(r.id) ? { running: 'previous definition' } : {}),
+      });
+    }
+    lastRejected = rejected;
+    metrics.rejectedJobs(rejected.length);
   };
 
   // ---- timers ------------------------------------------------------------------------------------
@@ -449,6 +481,18 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
 
   // ---- job lifecycle -----------------------------------------------------------------------------
 
+  /** At start: a lease still held by a dead process is taken over now, not when its TTL runs out. */
+  const takeOverDeadLease = async (id: string) => {
+    const lease = await store.getLease(id);
+    if (!lease?.holder || lease.holder === options.holderId || lease.expiresAt <= clock.now()) return;
+    if (!options.holderGone?.(lease.holder) || !(await store.breakLease(id, lease.holder))) return;
+    metrics.leaseTakeover(id);
+    logger.warn('poller lease taken over: its holder process is gone', {
+      job_id: id,
+      previous_holder: lease.holder,
+    });
+  };
+
   const startJob = async (def: JobDefinition, how: { applyPausedOnBoot: boolean }) => {
     const rt: JobRuntime = {
       def,
@@ -510,6 +554,11 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     return rt;
   };
 
+  const staleReason = (id: string): string | null => {
+    const r = lastRejected.find((x) => x.id === id);
+    return r ? reasonsOf(r).join('; ') : null;
+  };
+
   const summary = (rt: JobRuntime, st: JobState): JobSummary => ({
     id: rt.def.id,
     kind: rt.def.kind.kind,
@@ -523,6 +572,8 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     last_error: st.lastError,
     last_run_at: iso(st.lastRunAt),
     next_run_at: st.paused ? null : iso(st.nextRunAt),
+    definition: staleReason(rt.def.id) === null ? 'current' : 'stale',
+    definition_error: staleReason(rt.def.id),
   });
 
   const stateOf = async (rt: JobRuntime) =>
@@ -541,13 +592,11 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
       started = true;
       stopped = false;
       const result = applyValidation(snapshot);
-      lastRejected = result.rejected;
-      for (const r of result.rejected)
-        logger.warn('poller job rejected', {
-          job_id: r.id ?? `jobs[${r.index}]`,
-          reason: r.issues[0]?.message ?? 'invalid',
-        });
-      for (const def of result.valid) await startJob(def, { applyPausedOnBoot: true });
+      for (const def of result.valid) {
+        await takeOverDeadLease(def.id);
+        await startJob(def, { applyPausedOnBoot: true });
+      }
+      noteRejected(result.rejected);
       logger.info('poller service started', { jobs: result.valid.length, rejected: result.rejected.length });
     },
 
@@ -622,6 +671,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     async pause(id) {
       const rt = get(id);
       await writeUnfenced(rt, { paused: true });
+      metrics.paused(id, true);
       rt.tick?.abort(new Error('paused'));
       disarm(rt);
       logger.info('poller job paused', { job_id: id });
@@ -647,6 +697,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
           patch.nextRunAt = Math.min(patch.nextRunAt, st.breakerRetryAt);
       }
       await writeUnfenced(rt, patch);
+      metrics.paused(id, false);
       logger.info('poller job resumed', { job_id: id });
       await arm(rt);
       return summary(rt, await stateOf(rt));
@@ -690,7 +741,6 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
       snapshot = next;
       await dropChangedShared();
       settings = next.pollers?.settings ?? settings;
-      lastRejected = result.rejected;
       const nextById = new Map(result.valid.map((d) => [d.id, d]));
       for (const id of plan.remove) await stopJob(jobs.get(id)!, true);
       for (const id of plan.replace) {
@@ -702,9 +752,10 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
         await startJob(def, { applyPausedOnBoot: false });
       }
       for (const id of plan.add) await startJob(nextById.get(id)!, { applyPausedOnBoot: true });
-      for (const r of plan.rejected)
-        logger.warn('poller job rejected', { job_id: r.id, reason: r.errors[0] ?? 'invalid' });
-      logger.info('poller reload applied', {
+      noteRejected(result.rejected);
+      // A reload that changes no job (an agent edit, a saved file with the same jobs) is not news.
+      const changed = plan.add.length + plan.replace.length + plan.remove.length > 0;
+      (changed ? logger.info : logger.debug).call(logger, 'poller reload applied', {
         add: plan.add,
         replace: plan.replace,
         remove: plan.remove,
@@ -725,6 +776,13 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     },
 
     rejected: () => lastRejected,
+
+    rejectedJobs: () =>
+      lastRejected.map((r) => ({
+        id: rejectedKey(r),
+        errors: reasonsOf(r),
+        running: r.id !== undefined && jobs.has(r.id),
+      })),
 
     async idle() {
       for (;;) {

@@ -152,6 +152,20 @@ describe('SQLite state store', () => {
       expect((await s.load('j'))!.cursor).toBe('done');
     });
 
+    it('breaks the lease of a dead holder only while that holder still holds it, and fences it', async () => {
+      let t = 0;
+      const s = open(undefined, () => t);
+      const a = (await s.acquireLease('j', 'A', 86_400_000))!;
+      expect(await s.breakLease('j', 'B')).toBe(false);
+      expect(await s.breakLease('j', 'A')).toBe(true);
+      expect(await s.getLease('j')).toMatchObject({ holder: null, epoch: 2 });
+      await expect(s.commit('j', { state: { cursor: 'late' } }, a)).rejects.toMatchObject({
+        code: 'POLLER_LEASE_LOST',
+      });
+      expect(await s.breakLease('j', 'A')).toBe(false);
+      expect(await s.acquireLease('j', 'C', 30_000)).toMatchObject({ epoch: 3, takeover: false });
+    });
+
     it('fences across two connections to one file', async () => {
       let t = 0;
       const file = join(dir, 'shared.db');

@@ -321,6 +321,14 @@ export function createSqliteStateStore(
     q.upsertLease.run({ job: jobId, holder: null, epoch: (l?.epoch ?? 0) + 1, now: t, expires: t });
   });
 
+  const breakTx = db.transaction((jobId: string, holder: string): boolean => {
+    const l = q.lease.get(jobId) as { holder: string | null; epoch: number } | undefined;
+    if (!l || l.holder !== holder) return false;
+    const t = now();
+    q.upsertLease.run({ job: jobId, holder: null, epoch: l.epoch + 1, now: t, expires: t });
+    return true;
+  });
+
   const deleteTx = db.transaction((jobId: string) => {
     db.prepare('DELETE FROM poll_state WHERE job_id = ?').run(jobId);
     q.clearSeen.run(jobId);
@@ -382,6 +390,9 @@ export function createSqliteStateStore(
     },
     async revokeLease(jobId) {
       revokeTx.immediate(jobId);
+    },
+    async breakLease(jobId, holder) {
+      return breakTx.immediate(jobId, holder);
     },
     async getLease(jobId) {
       const l = q.lease.get(jobId) as

@@ -135,6 +135,11 @@ export interface StateStore {
   releaseLease(jobId: string, fence: Fence): Promise<void>;
   /** Ends any grant: the epoch moves on, so an in-flight holder can no longer write. */
   revokeLease(jobId: string): Promise<void>;
+  /**
+   * Ends the grant of `holder`, known to be dead, before its TTL: the epoch moves on. False when `holder` no
+   * longer holds the lease (it was released, expired into another grant, or was broken already).
+   */
+  breakLease(jobId: string, holder: string): Promise<boolean>;
   getLease(jobId: string): Promise<LeaseInfo | null>;
   close(): Promise<void>;
 }

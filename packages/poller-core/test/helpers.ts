@@ -87,6 +87,7 @@ export interface HarnessOptions extends TestSnapshotOptions {
   store?: StateStore;
   clock?: FakeClock;
   holderId?: string;
+  holderGone?: (holder: string) => boolean;
   minLeaseTtlMs?: number;
 }
 
@@ -111,6 +112,7 @@ export function harness(opts: HarnessOptions = {}) {
     random: () => 0,
     holderId: opts.holderId ?? 'holder-a',
     ...(opts.minLeaseTtlMs !== undefined ? { minLeaseTtlMs: opts.minLeaseTtlMs } : {}),
+    ...(opts.holderGone ? { holderGone: opts.holderGone } : {}),
   });
   return { clock, store, dispatcher, metrics, logger, registry, snapshot, service, fake: fake[0]! };
 }
