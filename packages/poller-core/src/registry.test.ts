@@ -47,8 +47,8 @@ describe('loadKindPackages', () => {
     );
     expect(registry.failedPackages()).toHaveLength(1);
     // The package exports a kind built elsewhere: the brand travels with the object (Symbol.for).
-    (globalThis as Record<string, unknown>).__tickKind = tick;
-    install(dir, '@me/tick-kind', 'export default globalThis.__tickKind;\n');
+    (globalThis as Record<string, unknown>).registryTestTickKind = tick;
+    install(dir, '@me/tick-kind', 'export default globalThis.registryTestTickKind;\n');
     const second = await loadKindPackages(registry, ['@me/tick-kind'], { fromDir: dir });
     expect(second).toEqual({ loaded: [{ package: '@me/tick-kind', kinds: ['tick'] }], failed: [] });
     expect(registry.failedPackages()).toEqual([]);

@@ -163,6 +163,8 @@ function tool(
   };
 }
 
+const rejectedKey = (r: RejectedJob): string => r.id ?? `jobs[${r.index}]`;
+
 function unknownJob(id: string): PollerError {
   return new PollerError('POLLER_UNKNOWN_JOB', `no poller job "${id}"; list the jobs with pollers list`);
 }
@@ -329,7 +331,6 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
 
   /** Located reasons of a rejected job, secrets redacted. */
   const reasonsOf = (r: RejectedJob): string[] => issueLines(r.issues).map((l) => snapshot.redact(l));
-  const rejectedKey = (r: RejectedJob) => r.id ?? `jobs[${r.index}]`;
 
   /** Logs each rejection once: at start, and at a reload only when it is new or its reason changed. */
   const noteRejected = (rejected: RejectedJob[]) => {
