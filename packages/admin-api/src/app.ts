@@ -30,6 +30,13 @@ export interface AdminJobSummary {
   next_run_at: string | null;
 }
 
+/** A job of pollers.yaml that is rejected; `running` when its previous definition keeps running. */
+export interface AdminRejectedJob {
+  id: string;
+  errors: string[];
+  running: boolean;
+}
+
 export interface AdminJobDetail extends AdminJobSummary {
   config: Record<string, unknown>;
 }
@@ -49,6 +56,8 @@ export interface AdminPollers {
   pause(id: string): Promise<AdminJobSummary>;
   resume(id: string): Promise<AdminJobSummary>;
   reset(id: string): Promise<AdminJobSummary>;
+  /** Jobs of pollers.yaml the running configuration rejects, with located reasons. */
+  rejectedJobs?(): readonly AdminRejectedJob[];
 }
 
 export interface ReloadPlanJson {
@@ -57,6 +66,8 @@ export interface ReloadPlanJson {
   remove: string[];
   keep: string[];
   rejected: { id: string; errors: string[] }[];
+  /** Files the reload could not apply (e.g. a YAML error in pollers.yaml: its jobs run as before). */
+  errors?: string[];
 }
 
 export interface CredentialsReloadResult {
@@ -136,7 +147,10 @@ export function createAdminApp(options: AdminAppOptions): Hono {
   };
 
   const handlers: Record<AdminRouteName, (c: Context) => Promise<unknown>> = {
-    listPollers: async () => ({ jobs: await pollersOrOff().list() }),
+    listPollers: async () => {
+      const p = pollersOrOff();
+      return { jobs: await p.list(), rejected: p.rejectedJobs?.() ?? [] };
+    },
     showPoller: async (c) => {
       const detail = await pollersOrOff().show(c.req.param('id')!);
       return { ...detail, config: redactJobConfig(detail.config) };

@@ -6,6 +6,7 @@ export {
   type AdminJobDetail,
   type AdminJobSummary,
   type AdminPollers,
+  type AdminRejectedJob,
   type AdminRunResult,
   type CredentialsReloadResult,
   type ReloadPlanJson,

@@ -32,16 +32,21 @@ export interface AdminRoute {
 const UNKNOWN = { status: 404, body: '`ADMIN_UNKNOWN_JOB`: no job with this id.' };
 const STOPPING = { status: 409, body: '`ADMIN_CONFLICT`: the poller service is stopping.' };
 const SUMMARY =
-  '`JobSummary`: `{id, kind, agent, schedule, paused, breaker, breaker_state, consecutive_errors, last_status, last_error, last_run_at, next_run_at}`.';
+  "`JobSummary`: `{id, kind, agent, schedule, paused, breaker, breaker_state, consecutive_errors, last_status, last_error, last_run_at, next_run_at, definition, definition_error}`; `definition` is `stale` while the job's entry in pollers.yaml is rejected and its previous definition keeps running (`definition_error` says why).";
 
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
   {
     name: 'listPollers',
     method: 'GET',
     path: '/admin/pollers',
-    purpose: 'List every loaded job with its status, sorted by id.',
+    purpose: 'List every loaded job with its status, sorted by id, and every rejected job of pollers.yaml.',
     request: 'none',
-    responses: [{ status: 200, body: `\`{"jobs": [JobSummary, ...]}\` where ${SUMMARY}` }],
+    responses: [
+      {
+        status: 200,
+        body: `\`{"jobs": [JobSummary, ...], "rejected": [{"id", "errors": [string], "running": bool}]}\` where ${SUMMARY}`,
+      },
+    ],
     pollers: true,
     mutation: false,
   },
@@ -55,9 +60,12 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     responses: [
       {
         status: 200,
-        body: '`ReloadPlan`: `{"add": [id], "replace": [id], "remove": [id], "keep": [id], "rejected": [{"id", "errors": [string]}]}`, every list sorted.',
+        body: '`ReloadPlan` of this reload: `{"add": [id], "replace": [id], "remove": [id], "keep": [id], "rejected": [{"id", "errors": [string]}], "errors": [string]}`, every list sorted. A rejected job that was running is in `keep` too (its previous definition keeps running). `errors` names files the reload could not apply, such as a YAML error in pollers.yaml (its jobs then run as before).',
       },
-      { status: 400, body: '`ADMIN_BAD_REQUEST`: the config directory cannot be read as a whole.' },
+      {
+        status: 400,
+        body: '`ADMIN_BAD_REQUEST`: nothing was applied (a global file is invalid, every agent was rejected, or pollers.yaml turned the subsystem off, which needs a restart); the message lists the located reasons.',
+      },
     ],
     pollers: true,
     mutation: true,
