@@ -1,8 +1,15 @@
 /**
  * What `agent --check-config` prints: every issue, a summary, every job translated from the legacy mail poller
- * file and the YAML to paste into `pollers.yaml`. Pure: the daemon bin prints the lines and exits with the code.
+ * file and the YAML to paste into `pollers.yaml`. Pure: the daemon bin runs the daemon's own checks (job
+ * validation with the kind registry, start-time checks) and passes their results in.
  */
 import { formatIssue, legacyJobsYaml, legacyTranslation, type LoadResult } from '@agent/config-snapshot';
+
+/** What the daemon's own job validation said of `pollers.yaml` (absent when the subsystem is off). */
+export interface CheckedJobs {
+  valid: number;
+  rejected: readonly { id: string; errors: readonly string[] }[];
+}
 
 export interface CheckConfigOutput {
   stdout: string[];
@@ -19,18 +26,38 @@ const RULES: Record<string, string> = {
   'only-agent': 'inferred: the only agent',
 };
 
-export function renderCheckConfig(result: LoadResult): CheckConfigOutput {
+/**
+ * `jobs`: the daemon's validation of every job (job issues of `result` are printed from it, once).
+ * `startErrors`: what the daemon's start would refuse beyond the files (no valid agent, an admin token file).
+ */
+export function renderCheckConfig(
+  result: LoadResult,
+  jobs: CheckedJobs | null = null,
+  startErrors: readonly string[] = [],
+): CheckConfigOutput {
   const stdout: string[] = [];
   const stderr: string[] = [];
-  for (const e of result.errors) stderr.push(`error: ${formatIssue(e)}`);
+  const errors = result.errors.filter((e) => jobs === null || e.scope !== 'job');
+  for (const e of errors) stderr.push(`error: ${formatIssue(e)}`);
+  for (const r of jobs?.rejected ?? [])
+    for (const e of r.errors.length ? r.errors : ['invalid']) stderr.push(`error: job ${r.id}: ${e}`);
+  for (const e of startErrors) stderr.push(`error: ${e}`);
   for (const w of result.warnings) stderr.push(`warning: ${formatIssue(w)}`);
+  const failed = errors.length + (jobs?.rejected.length ?? 0) + startErrors.length;
   const s = result.snapshot;
   if (s) {
-    const jobs = s.pollers ? `, ${s.pollers.jobs.length} poller job(s)` : '';
+    const total = jobs ? jobs.valid + jobs.rejected.length : (s.pollers?.jobs.length ?? 0);
+    const jobText = !s.pollers
+      ? ''
+      : !s.pollers.settings.enabled
+        ? `, ${total} poller job(s) (not run: enabled is false)`
+        : !jobs || failed === 0
+          ? `, ${total} poller job(s)`
+          : `, ${jobs.valid} of ${total} poller job(s) valid`;
     stdout.push(
-      result.errors.length === 0
-        ? `config ok: ${s.agents.size} agent(s)${jobs}`
-        : `config has errors: ${s.agents.size} valid agent(s)${jobs}`,
+      failed === 0
+        ? `config ok: ${s.agents.size} agent(s)${jobText}`
+        : `config has errors: ${s.agents.size} valid agent(s)${jobText}`,
     );
   }
   const t = legacyTranslation(s);
@@ -54,5 +81,5 @@ export function renderCheckConfig(result: LoadResult): CheckConfigOutput {
       );
     }
   }
-  return { stdout, stderr, exitCode: result.errors.length > 0 || !s ? 1 : 0 };
+  return { stdout, stderr, exitCode: failed > 0 || !s ? 1 : 0 };
 }

@@ -101,6 +101,43 @@ describe('formatting', () => {
     ).toEqual(['pollers reload: add=0 replace=0 remove=0 keep=1 rejected=1', '  ✗ y: e1', '      e2']);
   });
 
+  it('a reload plan names a rejected running job, and every file it could not apply', () => {
+    expect(
+      formatReloadPlan({
+        add: [],
+        replace: [],
+        remove: [],
+        keep: ['x', 'y'],
+        rejected: [{ id: 'y', errors: ['pollers.yaml:9:7 kind: bad'] }],
+        errors: ['config/pollers.yaml:19:52: YAML syntax error'],
+      }),
+    ).toEqual([
+      'pollers reload: add=0 replace=0 remove=0 keep=2 rejected=2',
+      '  ✗ y: pollers.yaml:9:7 kind: bad (its previous definition keeps running)',
+      '  ✗ config/pollers.yaml:19:52: YAML syntax error',
+    ]);
+  });
+
+  it('list marks a job running a stale definition and names every rejected job after the table', () => {
+    const lines = formatJobTable(
+      [{ ...job, definition: 'stale', definition_error: 'x.yaml:1:1 bad' }],
+      false,
+      [
+        { id: job.id, errors: ['x.yaml:1:1 bad'], running: true },
+        { id: 'fresh', errors: ['x.yaml:9:1 agent: no', 'x.yaml:9:9 kind: no'], running: false },
+      ],
+    );
+    expect(lines[1]!.startsWith(`${job.id} (stale)  `)).toBe(true);
+    expect(lines.slice(2)).toEqual([
+      '',
+      `✗ ${job.id}: runs its previous definition; pollers.yaml entry rejected: x.yaml:1:1 bad`,
+      '✗ fresh: rejected, not running: x.yaml:9:1 agent: no (+1 more: agent pollers reload lists them)',
+    ]);
+    expect(formatJobDetail({ ...job, definition: 'stale', definition_error: 'x.yaml:1:1 bad' })).toContain(
+      'definition:   stale: x.yaml:1:1 bad',
+    );
+  });
+
   it('turns admin.listen into a URL', () => {
     expect(listenToUrl('127.0.0.1:9091')).toBe('http://127.0.0.1:9091');
     expect(listenToUrl('[::1]:9091')).toBe('http://[::1]:9091');

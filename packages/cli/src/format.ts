@@ -14,6 +14,16 @@ export interface JobSummaryJson {
   last_error?: string | null;
   last_run_at: string | null;
   next_run_at: string | null;
+  /** `stale` while the job's entry in pollers.yaml is rejected and its previous definition runs. */
+  definition?: 'current' | 'stale';
+  definition_error?: string | null;
+}
+
+/** A job of pollers.yaml that is rejected (`running`: its previous definition keeps running). */
+export interface RejectedJobJson {
+  id: string;
+  errors: string[];
+  running: boolean;
 }
 
 export interface JobDetailJson extends JobSummaryJson {
@@ -40,6 +50,7 @@ export interface ReloadPlanJson {
   remove: string[];
   keep: string[];
   rejected: { id: string; errors: string[] }[];
+  errors?: string[];
 }
 
 /** `2026-01-01T00:01:00.000Z` -> `2026-01-01 00:01:00Z`; `-` for none. */
@@ -93,11 +104,22 @@ function breakerCell(breaker: string, color: boolean): string {
   return breaker;
 }
 
-/** The `agent pollers list` table. */
-export function formatJobTable(jobs: readonly JobSummaryJson[], color = false): string[] {
-  if (jobs.length === 0) return ['no poller jobs are loaded'];
+/**
+ * The `agent pollers list` table; a job running a stale definition is marked, and every rejected job of
+ * pollers.yaml follows the table with its reason.
+ */
+export function formatJobTable(
+  jobs: readonly JobSummaryJson[],
+  color = false,
+  rejected: readonly RejectedJobJson[] = [],
+): string[] {
+  const notes = rejected.map(
+    (r) =>
+      `${paint.red('✗', color)} ${r.id}: ${r.running ? 'runs its previous definition; pollers.yaml entry rejected' : 'rejected, not running'}: ${r.errors[0] ?? 'invalid'}${r.errors.length > 1 ? ` (+${r.errors.length - 1} more: agent pollers reload lists them)` : ''}`,
+  );
+  if (jobs.length === 0) return ['no poller jobs are loaded', ...notes];
   const rows = jobs.map((j) => [
-    j.id,
+    j.definition === 'stale' ? `${j.id} ${paint.red('(stale)', color)}` : j.id,
     j.kind,
     j.agent,
     j.schedule,
@@ -108,7 +130,7 @@ export function formatJobTable(jobs: readonly JobSummaryJson[], color = false): 
     statusCell(j.last_status, color),
     String(j.consecutive_errors),
   ]);
-  return alignTable([LIST_HEADER, ...rows]);
+  return [...alignTable([LIST_HEADER, ...rows]), ...(notes.length ? ['', ...notes] : [])];
 }
 
 const PLAIN = /^[A-Za-z0-9_@./+:-][A-Za-z0-9 _@./+:-]*$/;
@@ -172,6 +194,12 @@ export function formatJobDetail(j: JobDetailJson, color = false): string[] {
     ['agent', j.agent],
     ['schedule', j.schedule],
     ['paused', j.paused ? paint.yellow('yes', color) : 'no'],
+    ...(j.definition === 'stale'
+      ? ([['definition', paint.red(`stale: ${j.definition_error ?? 'rejected'}`, color)]] as [
+          string,
+          string,
+        ][])
+      : []),
     ['breaker', `${breakerCell(j.breaker, color)} (${j.consecutive_errors} consecutive errors)`],
     ['last run', `${formatTime(j.last_run_at)} (${statusCell(j.last_status, color)})`],
     ['last error', j.last_error ?? '-'],
@@ -202,15 +230,17 @@ export function formatRunResult(id: string, r: RunResultJson, color = false): st
 /** `agent pollers reload`: counts, then one line per added, replaced, removed and rejected job. */
 export function formatReloadPlan(plan: ReloadPlanJson, color = false): string[] {
   const lines = [
-    `pollers reload: add=${plan.add.length} replace=${plan.replace.length} remove=${plan.remove.length} keep=${plan.keep.length} rejected=${plan.rejected.length}`,
+    `pollers reload: add=${plan.add.length} replace=${plan.replace.length} remove=${plan.remove.length} keep=${plan.keep.length} rejected=${plan.rejected.length + (plan.errors ?? []).length}`,
   ];
   for (const id of plan.add) lines.push(`  ${paint.green('+', color)} ${id}`);
   for (const id of plan.replace) lines.push(`  ${paint.yellow('~', color)} ${id}`);
   for (const id of plan.remove) lines.push(`  ${paint.red('-', color)} ${id}`);
   for (const r of plan.rejected) {
     const [first, ...more] = r.errors.length ? r.errors : ['invalid'];
-    lines.push(`  ${paint.red('✗', color)} ${r.id}: ${first}`);
-    for (const e of more) lines.push(`      ${e}`);
+    const running = plan.keep.includes(r.id) ? ' (its previous definition keeps running)' : '';
+    lines.push(`  ${paint.red('✗', color)} ${r.id}: ${first}${more.length ? '' : running}`);
+    for (const [i, e] of more.entries()) lines.push(`      ${e}${i === more.length - 1 ? running : ''}`);
   }
+  for (const e of plan.errors ?? []) lines.push(`  ${paint.red('✗', color)} ${e}`);
   return lines;
 }

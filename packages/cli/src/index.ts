@@ -12,6 +12,7 @@ export {
   RELOAD_SUBJECT,
   reloadCommand,
   reloadExitCode,
+  rejectedCount,
   runReload,
   type ReloadAck,
 } from './reload.js';
@@ -47,6 +48,7 @@ export {
   formatValue,
   type JobDetailJson,
   type JobSummaryJson,
+  type RejectedJobJson,
   type ReloadPlanJson,
   type RunResultJson,
 } from './format.js';

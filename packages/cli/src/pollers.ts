@@ -16,6 +16,7 @@ import {
   formatRunResult,
   type JobDetailJson,
   type JobSummaryJson,
+  type RejectedJobJson,
   type ReloadPlanJson,
   type RunResultJson,
 } from './format.js';
@@ -61,9 +62,13 @@ export async function runPollers(io: CliIO, args: PollersArgs): Promise<number> 
   try {
     switch (args.action) {
       case 'list': {
-        const body = await adminRequest<{ jobs: JobSummaryJson[] }>(target, 'GET', '/admin/pollers');
+        const body = await adminRequest<{ jobs: JobSummaryJson[]; rejected?: RejectedJobJson[] }>(
+          target,
+          'GET',
+          '/admin/pollers',
+        );
         if (args.json) json(body);
-        else out(formatJobTable(body.jobs, io.color));
+        else out(formatJobTable(body.jobs, io.color, body.rejected ?? []));
         return 0;
       }
       case 'show': {
@@ -109,7 +114,7 @@ export async function runPollers(io: CliIO, args: PollersArgs): Promise<number> 
         });
         if (args.json) json(body);
         else out(formatReloadPlan(body, io.color));
-        return body.rejected.length > 0 ? 2 : 0;
+        return body.rejected.length > 0 || (body.errors ?? []).length > 0 ? 2 : 0;
       }
     }
   } catch (err) {
@@ -212,7 +217,7 @@ export function pollersCommand(io: CliIO): CommandModule<object, object> {
             io,
             'reload',
             'Re-read the config and apply the poller diff; print the plan and rejected jobs',
-            (y) => y.epilogue(`${EXIT}, 2 when a job was rejected.`),
+            (y) => y.epilogue(`${EXIT}, 2 when a job or a file was rejected (the rest applied).`),
           ),
         )
         .demandCommand(1, 'name a pollers command: list, show, run, pause, resume, reset or reload')

@@ -11,6 +11,8 @@ const ack = (over: Partial<ReloadAck> = {}): ReloadAck => ({
   version: 3,
   applied: ['a', 'b'],
   rejected: [{ agent_id: 'c', reason: 'config/agents.d/c.yaml:2:1 model: missing' }],
+  rejected_jobs: [],
+  errors: [],
   restart_required: [{ agent_id: 'a', field: 'workspace' }],
   elapsed_ms: 12.4,
   ...over,
@@ -29,10 +31,46 @@ describe('reload output', () => {
   it('colours only when asked', () => {
     expect(formatReloadAck(ack(), true)[1]).toBe('  \x1b[32m✓\x1b[39m a');
   });
-  it('exits 0 when something applied, 2 when every agent was rejected', () => {
-    expect(reloadExitCode(ack())).toBe(0);
+  it('prints every rejected job and file with its located reason, and counts them as rejected', () => {
+    const lines = formatReloadAck(
+      ack({
+        rejected: [],
+        rejected_jobs: [
+          {
+            job_id: 'blog',
+            reason: 'config/pollers.yaml:9:7 kind: kind "rs" is not registered',
+            running: true,
+          },
+          {
+            job_id: 'new',
+            reason: 'config/pollers.yaml:14:7 agent: agent "x" does not exist',
+            running: false,
+          },
+        ],
+        errors: [
+          { file: 'config/llm.yaml', reason: 'config/llm.yaml:4:14 providers.main.api_key: mode 0644' },
+        ],
+        restart_required: [],
+      }),
+    );
+    expect(lines).toEqual([
+      'reload v3: applied=2 rejected=3 elapsed=12ms',
+      '  ✓ a',
+      '  ✓ b',
+      '  ✗ job blog: config/pollers.yaml:9:7 kind: kind "rs" is not registered (its previous definition keeps running)',
+      '  ✗ job new: config/pollers.yaml:14:7 agent: agent "x" does not exist',
+      '  ✗ config/llm.yaml:4:14 providers.main.api_key: mode 0644',
+    ]);
+  });
+  it('exits 0 only when nothing was rejected; 2 when an agent, a job or a file was', () => {
+    expect(reloadExitCode(ack({ rejected: [] }))).toBe(0);
+    expect(reloadExitCode(ack())).toBe(2);
     expect(reloadExitCode(ack({ applied: [] }))).toBe(2);
     expect(reloadExitCode(ack({ applied: [], rejected: [] }))).toBe(0);
+    expect(
+      reloadExitCode(ack({ rejected: [], rejected_jobs: [{ job_id: 'j', reason: 'x', running: true }] })),
+    ).toBe(2);
+    expect(reloadExitCode(ack({ rejected: [], errors: [{ file: 'f', reason: 'f: bad' }] }))).toBe(2);
   });
 });
 
@@ -77,10 +115,11 @@ describe('runReload against a local broker', () => {
       await daemon.publish('control.reload.ack', ack({ request_id: req.request_id }));
     });
     try {
-      expect(await runReload(io, { configDir, json: false })).toBe(0);
+      // The ack rejects one agent: the output says so and the exit code asks for attention.
+      expect(await runReload(io, { configDir, json: false })).toBe(2);
       expect(out[0]).toBe('reload v3: applied=2 rejected=1 elapsed=12ms');
       out.length = 0;
-      expect(await runReload(io, { configDir, json: true })).toBe(0);
+      expect(await runReload(io, { configDir, json: true })).toBe(2);
       expect(JSON.parse(out[0]!)).toMatchObject({ version: 3, applied: ['a', 'b'] });
     } finally {
       await daemon.close();

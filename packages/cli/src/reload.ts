@@ -9,25 +9,43 @@ export const RELOAD_SUBJECT = 'control.reload';
 export const RELOAD_ACK_SUBJECT = 'control.reload.ack';
 export const RELOAD_ACK_TIMEOUT_MS = 5000;
 
-/** The ack the daemon publishes (decisions §2). */
+/** The ack the daemon publishes (decisions §2, plus every rejection the reload made). */
 export interface ReloadAck {
   request_id: string;
   version: number;
   applied: string[];
   rejected: { agent_id: string; reason: string }[];
+  /** Poller jobs the reload rejected; `running` when a previous definition keeps running. */
+  rejected_jobs: { job_id: string; reason: string; running: boolean }[];
+  /** Files (or parts of files) that could not be applied, with located reasons: the root causes. */
+  errors: { file: string; reason: string }[];
   restart_required: { agent_id?: string; field: string }[];
   elapsed_ms: number;
 }
 
 export const NO_ACK_MESSAGE = `no control.reload.ack received within ${RELOAD_ACK_TIMEOUT_MS / 1000} s: the daemon is not running, or runtime.reload.enabled is false`;
 
-/** The spec's first line, then one line per applied (✓) and rejected (✗) agent, then restart-required fields. */
+/** Everything the reload rejected: agents, jobs and files (the spec line's `rejected=` count). */
+export function rejectedCount(ack: ReloadAck): number {
+  return ack.rejected.length + (ack.rejected_jobs ?? []).length + (ack.errors ?? []).length;
+}
+
+/**
+ * The spec's first line, then one line per applied (✓) agent, one per rejected (✗) agent, job and file,
+ * then restart-required fields (!).
+ */
 export function formatReloadAck(ack: ReloadAck, color = false): string[] {
   const lines = [
-    `reload v${ack.version}: applied=${ack.applied.length} rejected=${ack.rejected.length} elapsed=${Math.round(ack.elapsed_ms)}ms`,
+    `reload v${ack.version}: applied=${ack.applied.length} rejected=${rejectedCount(ack)} elapsed=${Math.round(ack.elapsed_ms)}ms`,
   ];
+  const bad = paint.red('✗', color);
   for (const id of ack.applied) lines.push(`  ${paint.green('✓', color)} ${id}`);
-  for (const r of ack.rejected) lines.push(`  ${paint.red('✗', color)} ${r.agent_id}: ${r.reason}`);
+  for (const r of ack.rejected) lines.push(`  ${bad} ${r.agent_id}: ${r.reason}`);
+  for (const j of ack.rejected_jobs ?? [])
+    lines.push(
+      `  ${bad} job ${j.job_id}: ${j.reason}${j.running ? ' (its previous definition keeps running)' : ''}`,
+    );
+  for (const e of ack.errors ?? []) lines.push(`  ${bad} ${e.reason}`);
   for (const r of ack.restart_required)
     lines.push(
       `  ${paint.yellow('!', color)} restart required: ${r.agent_id ? `${r.agent_id} ` : ''}${r.field}`,
@@ -35,9 +53,9 @@ export function formatReloadAck(ack: ReloadAck, color = false): string[] {
   return lines;
 }
 
-/** 0 if any agent applied (or there are no agents), 2 if every agent was rejected. */
+/** 0 when nothing was rejected; 2 ("needs attention") when any agent, job or file was rejected. */
 export function reloadExitCode(ack: ReloadAck): number {
-  return ack.applied.length === 0 && ack.rejected.length > 0 ? 2 : 0;
+  return rejectedCount(ack) > 0 ? 2 : 0;
 }
 
 export interface ReloadArgs {
@@ -102,7 +120,7 @@ export function reloadCommand(io: CliIO): CommandModule<object, ReloadArgs> {
         })
         .option('json', { type: 'boolean', default: false, describe: 'Print the ack as JSON' })
         .epilogue(
-          'Exit codes: 0 applied, 2 every agent rejected, 1 no ack within 5 s.',
+          'Exit codes: 0 applied with nothing rejected, 2 anything rejected (an agent, a job or a file: the rest applied), 1 no ack within 5 s.',
         ) as unknown as Argv<ReloadArgs>,
     handler: async (argv: ArgumentsCamelCase<ReloadArgs>) => {
       io.setExitCode(await runReload(io, { configDir: argv['config-dir'], json: argv.json }));

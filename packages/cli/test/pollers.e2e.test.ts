@@ -57,7 +57,7 @@ describe('agent pollers (real bin against a real admin server)', { timeout: 60_0
     const r = await agent(['pollers', 'list', '--json', '--admin-url', daemon.url]);
     expect(r.code).toBe(0);
     const body = JSON.parse(r.stdout) as { jobs: { id: string }[] };
-    expect(body).toEqual({ jobs: await daemon.service.list() });
+    expect(body).toEqual({ jobs: await daemon.service.list(), rejected: [] });
   });
 
   it('finds the daemon through AGENT_ADMIN_URL, and through runtime.yaml admin.listen of --config-dir', async () => {
