@@ -59,6 +59,21 @@ async function setup(
 
 const messagesOf = (body: unknown): OpenAIMsg[] => (body as Body).messages as OpenAIMsg[];
 
+describe('agents that join at a reload', () => {
+  it('an agent whose file was invalid at start gets its directories at the reload that applies it', async () => {
+    const { env, h } = await setup({ files: { 'agents.d/b.yaml': 'model: [broken' } });
+    expect([...h.store.current().agents.keys()]).toEqual(['a']);
+    env.write('agents.d/b.yaml', agentYaml({ bindings: binding({ allowlist: { log: ['alice'] } }) }));
+    h.store.swap(env.load(h.store.current()));
+    const b = h.store.current().agents.get('b')!;
+    expect([b.workspace, b.skillsDir, b.transcriptsDir].map((d) => existsSync(d))).toEqual([
+      true,
+      true,
+      true,
+    ]);
+  });
+});
+
 describe('stop', () => {
   it('lets a running turn finish within the grace period and drops queued messages', async () => {
     const { env, fake, h } = await setup();

@@ -373,8 +373,12 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     return updated;
   }
 
+  // Agents whose directories exist: an agent that joins at a reload (its file was invalid at start) gets its own.
+  const prepared = new Set<string>();
   function prepareAgentDirs(snapshot: ConfigSnapshot): void {
     for (const agent of snapshot.agents.values()) {
+      if (prepared.has(agent.id)) continue;
+      prepared.add(agent.id);
       for (const dir of [agent.workspace, agent.skillsDir, agent.transcriptsDir]) {
         try {
           mkdirSync(dir, { recursive: true });
@@ -402,6 +406,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       prepareAgentDirs(snapshot);
       pool.prepare(snapshot);
       unsubscribe = store.subscribe((next) => {
+        prepareAgentDirs(next);
         pool.prepare(next);
         reloadCredentials(next);
       });
