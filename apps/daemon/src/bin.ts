@@ -48,10 +48,8 @@ async function runDaemon(
 }
 
 async function checkConfig(configDir: string): Promise<number> {
-  const { loadConfig } = await import('@agent/config-snapshot');
-  const { renderCheckConfig } = await import('@agent/cli/check-config');
-  const { loadOptionsFor } = await import('./daemon.js');
-  const out = renderCheckConfig(loadConfig(configDir, loadOptionsFor({})));
+  const { checkConfig: check } = await import('./check-config.js');
+  const out = await check(configDir);
   for (const l of out.stderr) io.err(l);
   for (const l of out.stdout) io.out(l);
   return out.exitCode;

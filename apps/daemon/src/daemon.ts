@@ -4,7 +4,6 @@
  */
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { readFileSync, statSync } from 'node:fs';
 import {
   AdminError,
   createAdminApp,
@@ -26,7 +25,6 @@ import {
   type ConfigSnapshot,
   type ConfigWatcher,
   type LoadOptions,
-  type LoadResult,
   type SnapshotStore,
 } from '@agent/config-snapshot';
 import { createLogger, type LogFormat, type Logger, type LogLevel } from '@agent/log';
@@ -34,7 +32,9 @@ import { Registry } from 'prom-client';
 import { createConfigMetrics } from './config-metrics.js';
 import { accountSchemas } from './kinds.js';
 import { startPollers, type PollerSubsystem } from './pollers.js';
-import { createReloadPipeline, type ReloadPipeline } from './reload.js';
+import { createReloadPipeline, fileErrors, type ReloadPipeline } from './reload.js';
+import { noValidAgentMessage, readAdminToken } from './start-checks.js';
+import type { ApplyReport, Subsystem } from './subsystem.js';
 
 export interface DaemonOptions {
   configDir: string;
@@ -47,14 +47,6 @@ export interface DaemonOptions {
   write?: (line: string) => void;
 }
 
-/** A part of the daemon that follows the configuration. */
-export interface Subsystem {
-  readonly name: string;
-  /** After a reload swapped the snapshot. */
-  apply?(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<void>;
-  stop?(graceMs: number): Promise<void>;
-}
-
 export interface Daemon {
   readonly store: SnapshotStore;
   readonly logger: Logger;
@@ -62,25 +54,12 @@ export interface Daemon {
   readonly metricsUrl: string | undefined;
   readonly reloads: ReloadPipeline;
   readonly runtime: AgentRuntime;
-  readonly pollers: PollerSubsystem | null;
+  readonly pollers: PollerSubsystem;
   stop(): Promise<void>;
 }
 
 export class DaemonStartError extends Error {
   readonly code = 'DAEMON_CONFIG_INVALID';
-}
-
-/** The admin bearer token from `admin.token_file`: mode 600 like every secret. */
-function readAdminToken(path: string): string {
-  const mode = statSync(path).mode & 0o777;
-  if ((mode & 0o077) !== 0) {
-    throw new DaemonStartError(
-      `admin.token_file ${path} has mode ${mode.toString(8).padStart(4, '0')}; run chmod 600 ${path}`,
-    );
-  }
-  const token = readFileSync(path, 'utf8').replace(/\r?\n$/, '');
-  if (!token.trim()) throw new DaemonStartError(`admin.token_file ${path} is empty`);
-  return token;
 }
 
 export function loadOptionsFor(opts: Pick<DaemonOptions, 'cwd' | 'env'>): Omit<LoadOptions, 'previous'> {
@@ -116,10 +95,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     format: opts.logFormat ?? first.runtime.log.format,
     ...(opts.write ? { write: opts.write } : {}),
   });
-  for (const e of boot.errors)
+  // One record per problem: files here, agents by name, jobs by the poller subsystem (with their reasons).
+  for (const e of fileErrors(boot))
     logger.error('config issue', { issue: first.redact(formatIssue(e)), code: e.code });
   for (const w of boot.warnings)
     logger.warn('config issue', { issue: first.redact(formatIssue(w)), code: w.code });
+  for (const r of boot.rejected)
+    logger.error('agent rejected', { agent_id: r.agentId, reason: first.redact(r.reason) });
+  const noAgent = noValidAgentMessage(boot, opts.configDir);
+  if (noAgent) throw new DaemonStartError(noAgent);
 
   const dataDir = resolve(cwd, first.runtime.data_dir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -167,8 +151,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       },
     });
 
-    // Pollers: only when pollers.yaml exists and is enabled.
-    const pollers: PollerSubsystem | null = await startPollers({
+    // Pollers: jobs run only when pollers.yaml exists and is enabled; the subsystem follows reloads either way.
+    const pollers = await startPollers({
       snapshot: first,
       configDir: opts.configDir,
       cwd,
@@ -176,14 +160,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       metrics: registry,
       runtime,
     });
-    if (pollers) {
-      subsystems.push(pollers);
-      for (const r of pollers.service.rejected())
-        logger.error('poller job rejected', {
-          job_id: r.id,
-          reason: first.redact(r.issues.map((i) => formatIssue(i)).join('; ')),
-        });
-    }
+    subsystems.push(pollers);
+    // A clean boot counts as a successful load: the gauge says 1 until a reload rejects something.
+    configMetrics.setLastSuccessful(
+      boot.errors.length === 0 && (pollers.service?.rejected().length ?? 0) === 0,
+    );
 
     const reloads = createReloadPipeline({
       configDir: opts.configDir,
@@ -192,9 +173,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       logger,
       metrics: configMetrics,
       apply: async (next, prev, result) => {
+        const reports = new Map<string, ApplyReport>();
         for (const s of subsystems) {
           try {
-            await s.apply?.(next, prev, result);
+            const r = await s.apply?.(next, prev, result);
+            if (r) reports.set(s.name, r);
           } catch (err) {
             logger.error('subsystem reload failed', {
               subsystem: s.name,
@@ -204,6 +187,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         }
         watcher?.setFiles(next.secretFiles);
         await toggleReloadTriggers(next);
+        return reports;
       },
     });
 
@@ -251,25 +235,32 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     });
 
     // Admin API on loopback: pollers (404 while the subsystem is off) and credential rotation.
-    const token = first.runtime.admin.token_file
-      ? readAdminToken(resolve(cwd, first.runtime.admin.token_file))
-      : null;
+    let token: string | null = null;
+    if (first.runtime.admin.token_file) {
+      const read = readAdminToken(resolve(cwd, first.runtime.admin.token_file));
+      if ('error' in read) throw new DaemonStartError(read.error);
+      token = read.token;
+    }
     const admin = await serveAdmin(
       createAdminApp({
-        pollers: pollers ? pollers.service : null,
+        pollers: pollers.service,
         token,
         redact: (t) => store.current().redact(t),
         logger,
         reloadPollers: async () => {
           const outcome = await reloads.reload({ source: 'admin' });
-          const plan = pollers?.lastPlan();
-          if (!outcome.result?.snapshot || !plan) {
+          const report = outcome.reports.get('pollers');
+          if (!report?.plan) {
             const why =
-              outcome.ack.rejected.map((r) => `${r.agent_id}: ${r.reason}`).join('; ') ||
-              'the configuration could not be applied';
+              [
+                ...outcome.ack.errors.map((e) => e.reason),
+                ...outcome.ack.rejected.map((r) => `${r.agent_id}: ${r.reason}`),
+                ...outcome.ack.restart_required.map((r) => `restart required: ${r.field}`),
+              ].join('; ') || 'the configuration could not be applied';
             throw new AdminError('ADMIN_BAD_REQUEST', `reload rejected: ${why}`);
           }
-          return plan;
+          // The plan of this reload, plus the files it could not apply (their jobs run as before).
+          return { ...report.plan, errors: outcome.ack.errors.map((e) => e.reason) };
         },
         reloadCredentials: async () => {
           // Fresh secrets, without a new configuration version: channel instances and provider clients.
@@ -277,9 +268,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
             loadConfig(opts.configDir, { ...loadOptions, previous: store.current() }).snapshot ??
             store.current();
           const channels = runtime.reloadCredentials(fresh);
-          if (pollers) await pollers.service.reloadCredentials(fresh);
-          logger.info('credentials reloaded', { channels, pollers: pollers !== null });
-          return { channels, pollers: pollers !== null };
+          if (pollers.service) await pollers.service.reloadCredentials(fresh);
+          logger.info('credentials reloaded', { channels, pollers: pollers.service !== null });
+          return { channels, pollers: pollers.service !== null };
         },
       }),
       first.runtime.admin.listen,
@@ -294,7 +285,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       ...(metrics ? { metrics_url: `${metrics.url}/metrics` } : {}),
       admin_url: admin.url,
       reload_enabled: first.runtime.reload.enabled,
-      pollers: pollers ? 'on' : 'off',
+      pollers: pollers.service ? 'on' : 'off',
     });
 
     let stopping: Promise<void> | undefined;
@@ -325,6 +316,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       },
     };
   } catch (err) {
+    // A start that fails half way stops every part that did start: no channel may keep answering.
+    for (const s of subsystems.toReversed()) await s.stop?.(0).catch(() => {});
     for (const c of cleanups.toReversed()) await c().catch(() => {});
     throw err;
   }

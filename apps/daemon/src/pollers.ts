@@ -1,85 +1,84 @@
 /** The poller subsystem as the daemon runs it: kinds, state store, runner service, tools, reload. */
-import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { AgentRuntime } from '@agent/agent-runtime';
 import { warnLegacyMailJobs, type ConfigSnapshot } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
-import {
-  createKindRegistry,
-  createPollerService,
-  loadKindPackages,
-  type PollerService,
-  type ReloadPlan,
-} from '@agent/poller-core/runtime';
+import { createPollerService, type PollerService } from '@agent/poller-core/runtime';
 import { createSqliteStateStore } from '@agent/poller-core/sqlite';
 import type { Registry } from 'prom-client';
-import { builtinKinds } from './kinds.js';
-import type { Subsystem } from './daemon.js';
+import { holderId, holderIsGone } from './holder.js';
+import { buildKindRegistry, loadListedKindPackages } from './kinds.js';
+import type { ApplyReport, Subsystem } from './subsystem.js';
 
 export interface PollerSubsystem extends Subsystem {
-  readonly service: PollerService;
-  /** The plan of the last reload that reached the poller subsystem. */
-  lastPlan(): ReloadPlan | null;
+  /** `null` while the subsystem is off (`pollers.yaml` absent or `enabled: false` at start). */
+  readonly service: PollerService | null;
 }
 
-/** `null` when `pollers.yaml` is absent or `enabled: false`: no jobs, no admin endpoints. */
-export async function startPollers(opts: {
+export interface PollerSubsystemOptions {
   snapshot: ConfigSnapshot;
   configDir: string;
   cwd: string;
   logger: Logger;
   metrics: Registry;
   runtime: AgentRuntime;
-}): Promise<PollerSubsystem | null> {
-  const { snapshot, logger } = opts;
-  const pollers = snapshot.pollers;
-  if (!pollers || !pollers.settings.enabled) return null;
+}
 
-  const registry = createKindRegistry();
-  for (const k of builtinKinds) registry.register(k);
-  const loaded = await loadKindPackages(registry, pollers.settings.kind_packages, {
-    fromDir: resolve(opts.cwd, opts.configDir),
-  });
-  for (const f of loaded.failed)
-    logger.error('poller kind package failed to load', { package: f.package, code: f.code, err: f.message });
-
-  const store = createSqliteStateStore(resolve(opts.cwd, pollers.settings.state_db));
-  const service = createPollerService({
-    snapshot,
-    registry,
-    store,
-    metrics: opts.metrics,
-    logger: logger.child({ component: 'pollers' }),
-    holderId: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
-    // For crash tests only: lets a restarted daemon take over a killed one's leases without waiting 30 s.
-    ...(testMinLeaseTtlMs() !== undefined ? { minLeaseTtlMs: testMinLeaseTtlMs() } : {}),
-    dispatcher: {
-      deliver: async (m) => {
-        await opts.runtime.deliver({ agentId: m.agentId, channel: m.channel, to: m.to, text: m.text });
+/**
+ * Starts the subsystem when `pollers.yaml` is present and enabled. Either way the returned subsystem follows
+ * reloads: it applies job changes, loads newly listed kind packages, and reports what needs a restart.
+ */
+export async function startPollers(opts: PollerSubsystemOptions): Promise<PollerSubsystem> {
+  const settings = opts.snapshot.pollers?.settings;
+  if (!settings?.enabled) return offSubsystem();
+  const { logger } = opts;
+  const kindsDir = resolve(opts.cwd, opts.configDir);
+  const registry = await buildKindRegistry(settings.kind_packages, kindsDir, logger);
+  const statePath = resolve(opts.cwd, settings.state_db);
+  const store = createSqliteStateStore(statePath);
+  let service: PollerService;
+  try {
+    service = createPollerService({
+      snapshot: opts.snapshot,
+      registry,
+      store,
+      metrics: opts.metrics,
+      logger: logger.child({ component: 'pollers' }),
+      holderId: holderId(),
+      holderGone: (holder) => holderIsGone(holder),
+      // For crash tests only: lets a restarted daemon take over a killed one's leases without waiting 30 s.
+      ...(testMinLeaseTtlMs() !== undefined ? { minLeaseTtlMs: testMinLeaseTtlMs() } : {}),
+      dispatcher: {
+        deliver: async (m) => {
+          await opts.runtime.deliver({ agentId: m.agentId, channel: m.channel, to: m.to, text: m.text });
+        },
       },
-    },
-  });
-  await service.start();
-  warnLegacyMailJobs(snapshot, logger);
-  let lastPlan: ReloadPlan | null = null;
+    });
+    await service.start();
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  warnLegacyMailJobs(opts.snapshot, logger);
   const removeTools = opts.runtime.registerTools(() => service.tools());
 
   return {
     name: 'pollers',
     service,
-    lastPlan: () => lastPlan,
-    async apply(next) {
-      if (!next.pollers?.settings.enabled) {
-        logger.warn('restart-required field changed during reload', {
-          field: next.pollers ? 'pollers.yaml enabled' : 'pollers.yaml removed',
-        });
-        return;
-      }
-      // Job definitions reference agents and secrets too, so every applied snapshot is planned (the service
-      // logs the plan and every rejected job); an unchanged configuration plans only `keep`.
-      lastPlan = await service.reload(next);
+    async apply(next): Promise<ApplyReport> {
+      const restartRequired = runningSettingsChanged(registry.packages(), statePath, next, opts.cwd);
+      if (!next.pollers?.settings.enabled) return { restartRequired };
+      await loadListedKindPackages(registry, next.pollers.settings.kind_packages, kindsDir, logger);
+      // Job definitions reference agents and secrets too, so every applied snapshot is planned; an unchanged
+      // configuration plans only `keep`.
+      const plan = await service.reload(next);
       warnLegacyMailJobs(next, logger);
+      const keep = new Set(plan.keep);
+      return {
+        plan,
+        restartRequired,
+        rejectedJobs: plan.rejected.map((r) => ({ jobId: r.id, reasons: r.errors, running: keep.has(r.id) })),
+      };
     },
     async stop() {
       removeTools();
@@ -87,6 +86,35 @@ export async function startPollers(opts: {
       await store.close();
     },
   };
+}
+
+/** The subsystem while it is off: a reload that turns it on is reported as needing a restart. */
+function offSubsystem(): PollerSubsystem {
+  return {
+    name: 'pollers',
+    service: null,
+    async apply(next) {
+      return next.pollers?.settings.enabled ? { restartRequired: [{ field: 'pollers.yaml enabled' }] } : {};
+    },
+  };
+}
+
+/** `pollers.yaml` fields the running subsystem cannot change: the switch, the state file, loaded packages. */
+function runningSettingsChanged(
+  loadedPackages: readonly string[],
+  statePath: string,
+  next: ConfigSnapshot,
+  cwd: string,
+): { field: string }[] {
+  const s = next.pollers?.settings;
+  if (!s) return [{ field: 'pollers.yaml removed' }];
+  const out: { field: string }[] = [];
+  if (!s.enabled) out.push({ field: 'pollers.yaml enabled' });
+  if (resolve(cwd, s.state_db) !== statePath) out.push({ field: 'pollers.yaml state_db' });
+  // A loaded package stays loaded (Node cannot unload a module): removing one needs a restart.
+  const gone = loadedPackages.filter((p) => !s.kind_packages.includes(p));
+  if (gone.length) out.push({ field: `pollers.yaml kind_packages (removed: ${gone.join(', ')})` });
+  return out;
 }
 
 function testMinLeaseTtlMs(): number | undefined {

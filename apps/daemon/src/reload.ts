@@ -6,6 +6,7 @@
 import {
   formatIssue,
   loadConfig,
+  type ConfigIssue,
   type ConfigSnapshot,
   type LoadOptions,
   type LoadResult,
@@ -14,6 +15,10 @@ import {
 import type { Logger } from '@agent/log';
 import type { ReloadAck } from '@agent/cli';
 import type { ConfigMetrics } from './config-metrics.js';
+import type { ApplyReport } from './subsystem.js';
+
+/** What each subsystem made of the new snapshot, by subsystem name. */
+export type ApplyReports = ReadonlyMap<string, ApplyReport>;
 
 export interface ReloadRequest {
   source: 'cli' | 'watcher' | 'admin' | 'signal';
@@ -27,6 +32,8 @@ export interface ReloadOutcome {
   /** Nothing on disk changed and the trigger asked to skip such reloads. */
   skipped: boolean;
   result: LoadResult | null;
+  /** The subsystems' reports of this reload (empty when nothing was applied). */
+  reports: ApplyReports;
 }
 
 export interface ReloadPipelineDeps {
@@ -35,8 +42,8 @@ export interface ReloadPipelineDeps {
   store: SnapshotStore;
   logger: Logger;
   metrics: ConfigMetrics;
-  /** Runs after the swap: subsystems pick up the new snapshot. Errors are logged, never thrown. */
-  apply(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<void>;
+  /** Runs after the swap: subsystems pick up the new snapshot and report. Errors are logged, never thrown. */
+  apply(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<ApplyReports | void>;
   now?: () => number;
 }
 
@@ -60,6 +67,7 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
     const t0 = now();
     const skipIfUnchanged = batch.requests.every((r) => r.skipIfUnchanged);
     let result: LoadResult | null = null;
+    let reports: ApplyReports = new Map();
     let skipped = false;
     const prev = deps.store.current();
     try {
@@ -68,7 +76,7 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
       else if (result.snapshot) {
         deps.store.swap(result.snapshot);
         try {
-          await deps.apply(result.snapshot, prev, result);
+          reports = (await deps.apply(result.snapshot, prev, result)) ?? reports;
         } catch (err) {
           deps.logger.error('reload apply failed', { err: prev.redact((err as Error).message) });
         }
@@ -78,42 +86,37 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
     }
     const elapsed = now() - t0;
     const current = deps.store.current();
-    if (!skipped) report(result, current, elapsed);
-    for (const w of batch.waiters) {
-      w.resolve({ skipped, result, ack: makeAck(w.req, result, current, elapsed) });
-    }
+    const ack = (req: ReloadRequest) => makeAck(req, result, reports, current, elapsed);
+    if (!skipped) report(result, ack({ source: 'admin' }), current, elapsed);
+    for (const w of batch.waiters) w.resolve({ skipped, result, reports, ack: ack(w.req) });
   };
 
-  const report = (r: LoadResult | null, current: ConfigSnapshot, elapsed: number): void => {
+  const report = (r: LoadResult | null, ack: ReloadAck, current: ConfigSnapshot, elapsed: number): void => {
     const log = deps.logger;
     const redact = current.redact;
-    if (!r) {
-      deps.metrics.reloadRejected();
-      deps.metrics.setLastSuccessful(false);
-      return;
-    }
-    for (const e of r.errors)
-      if (e.scope !== 'agent') log.error('config issue', { issue: redact(formatIssue(e)), code: e.code });
+    const clean = r !== null && r.snapshot !== null && rejectedTotal(ack) === 0;
+    deps.metrics.setLastSuccessful(clean);
+    if (!clean) deps.metrics.reloadRejected();
+    if (!r) return;
+    for (const e of fileErrors(r)) log.error('config issue', { issue: redact(formatIssue(e)), code: e.code });
     for (const w of r.warnings) log.warn('config issue', { issue: redact(formatIssue(w)), code: w.code });
     for (const x of r.rejected)
-      log.error('config reload rejected agent', { agent_id: x.agentId, reason: redact(x.reason) });
-    for (const c of r.restartRequired)
+      log.error('agent rejected', { agent_id: x.agentId, reason: redact(x.reason) });
+    for (const c of ack.restart_required)
       log.warn('restart-required field changed during reload', {
         field: c.field,
-        ...(c.agentId ? { agent_id: c.agentId } : {}),
+        ...(c.agent_id ? { agent_id: c.agent_id } : {}),
       });
     if (r.snapshot) {
       log.info('config reload applied', {
         version: r.snapshot.version,
         applied: r.applied,
-        rejected_count: r.rejected.length,
+        rejected_count: rejectedTotal(ack),
         elapsed_ms: Math.round(elapsed),
       });
       deps.metrics.reloadApplied();
       deps.metrics.setVersions(current);
     }
-    if (r.rejected.length > 0 || !r.snapshot) deps.metrics.reloadRejected();
-    deps.metrics.setLastSuccessful(r.snapshot !== null && r.rejected.length === 0);
     deps.metrics.observeLatency(elapsed);
   };
 
@@ -144,21 +147,46 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
   };
 }
 
+/** Problems of whole files or of their parts outside agents and jobs (which are reported by name). */
+export function fileErrors(r: LoadResult): ConfigIssue[] {
+  return r.errors.filter((e) => e.scope !== 'agent' && e.scope !== 'job');
+}
+
+function rejectedTotal(ack: ReloadAck): number {
+  return ack.rejected.length + ack.rejected_jobs.length + ack.errors.length;
+}
+
 function makeAck(
   req: ReloadRequest,
   r: LoadResult | null,
+  reports: ApplyReports,
   current: ConfigSnapshot,
   elapsed: number,
 ): ReloadAck {
+  const redact = current.redact;
+  const all = [...reports.values()];
   return {
     request_id: req.requestId ?? '',
     version: current.version,
     applied: r?.snapshot ? r.applied : [],
-    rejected: (r?.rejected ?? []).map((x) => ({ agent_id: x.agentId, reason: current.redact(x.reason) })),
-    restart_required: (r?.restartRequired ?? []).map((c) => ({
-      ...(c.agentId ? { agent_id: c.agentId } : {}),
-      field: c.field,
-    })),
+    rejected: (r?.rejected ?? []).map((x) => ({ agent_id: x.agentId, reason: redact(x.reason) })),
+    rejected_jobs: all.flatMap((rep) =>
+      (rep.rejectedJobs ?? []).map((j) => ({
+        job_id: j.jobId,
+        reason: redact(j.reasons.join('; ')),
+        running: j.running,
+      })),
+    ),
+    errors: r
+      ? fileErrors(r).map((e) => ({ file: e.file, reason: redact(formatIssue(e)) }))
+      : [{ file: '', reason: 'the configuration could not be read; see the daemon log' }],
+    restart_required: [
+      ...(r?.restartRequired ?? []).map((c) => ({
+        ...(c.agentId ? { agent_id: c.agentId } : {}),
+        field: c.field,
+      })),
+      ...all.flatMap((rep) => (rep.restartRequired ?? []).map((c) => ({ field: c.field }))),
+    ],
     elapsed_ms: Math.round(elapsed * 10) / 10,
   };
 }

@@ -5,6 +5,15 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 export const BIN = join(import.meta.dirname, '..', 'dist', 'bin.js');
+
+/**
+ * The environment of a spawned daemon or CLI: the test runner's, without the NODE_PATH that pnpm sets for it
+ * (it would let a daemon resolve every workspace package, which an operator's daemon cannot).
+ */
+export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { NODE_PATH: _runnerOnly, ...env } = process.env;
+  return { ...env, ...extra };
+}
 export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 
 export interface Workdir {
@@ -50,6 +59,7 @@ export interface DaemonProcess {
   proc: ChildProcess;
   lines: string[];
   metricsUrl: string;
+  adminUrl: string;
   waitFor(pattern: RegExp, timeoutMs?: number, from?: number): Promise<string>;
   count(pattern: RegExp): number;
   metric(name: string, labels?: Record<string, string>): Promise<number | undefined>;
@@ -59,7 +69,7 @@ export interface DaemonProcess {
 export async function startDaemon(w: Workdir, env: Record<string, string> = {}): Promise<DaemonProcess> {
   const proc = spawn(process.execPath, [BIN, '--config-dir', 'config'], {
     cwd: w.root,
-    env: { ...process.env, ...env },
+    env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -108,10 +118,12 @@ export async function startDaemon(w: Workdir, env: Record<string, string> = {}):
 
   const started = await waitFor(/msg="daemon started"/, 20_000);
   const metricsUrl = /metrics_url=(\S+)/.exec(started)?.[1] ?? '';
+  const adminUrl = /admin_url=(\S+)/.exec(started)?.[1] ?? '';
   return {
     proc,
     lines,
     metricsUrl,
+    adminUrl,
     waitFor,
     count: (p) => lines.filter((l) => p.test(l)).length,
     async metric(name, labels = {}) {
@@ -147,7 +159,7 @@ export function runCli(w: Workdir, args: string[], env: Record<string, string> =
   return new Promise((resolve) => {
     const p = spawn(process.execPath, [BIN, ...args], {
       cwd: w.root,
-      env: { ...process.env, NO_COLOR: '1', ...env },
+      env: childEnv({ NO_COLOR: '1', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -129,7 +129,8 @@ describe('a third-party kind package through a real daemon', () => {
     );
     const d = await boot(w);
     await d.waitFor(/poller kind package failed to load.*@acme\/no-such-kind/);
-    expect(await d.waitFor(/level=warn msg="poller job rejected".*job_id=orphan/)).toMatch(/acme_thing/);
+    expect(await d.waitFor(/level=error msg="poller job rejected".*job_id=orphan/)).toMatch(/acme_thing/);
+    expect(d.count(/msg="poller job rejected"/)).toBe(1);
     await waitUntil(() => texts(w).length >= 2, 'two counter deliveries');
     expect(texts(w).slice(0, 2)).toEqual(['tick 2', 'tick 3']);
   });

@@ -117,7 +117,12 @@ describe('pollers.yaml saved while the daemon runs', () => {
     );
     const second = await d.waitFor(/msg="poller reload applied".*remove=one/, 5000);
     expect(second).toMatch(/keep=1 rejected=1/);
-    expect(await d.waitFor(/level=warn msg="poller job rejected".*job_id=bad/)).toMatch(/nope/);
+    expect(
+      await d.waitFor(
+        /level=error msg="poller job rejected".*job_id=bad reason=".*pollers.yaml:\d+:\d+ .*nope/,
+      ),
+    ).toBeTruthy();
+    expect(d.count(/msg="poller job rejected"/)).toBe(1);
   });
 });
 

@@ -52,7 +52,8 @@ describe.each(['local', 'nats'] as const)('reload with the %s broker', (broker) 
     const { w, d } = await boot(baseConfig({ broker, agents: ['a', 'b', 'c'], runtime: SLOW_WATCHER }));
     w.write('agents.d/b.yaml', agentFile('x', '    bogus: 1\n'));
     const r = await runCli(w, ['reload', '--config-dir', 'config', '--json']);
-    expect(r.code, r.stderr).toBe(0);
+    // Something was rejected: the reload is not a plain success (exit 2, "needs attention").
+    expect(r.code, r.stderr).toBe(2);
     const ack = JSON.parse(r.stdout);
     expect(ack.applied).toEqual(['a', 'c']);
     expect(ack.rejected).toHaveLength(1);

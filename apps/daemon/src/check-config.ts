@@ -1,0 +1,45 @@
+/**
+ * `agent --check-config`: the daemon's own checks without starting anything: the loader, then the job
+ * validation the poller subsystem runs (built-in kinds plus `kind_packages`), then the start-time checks.
+ */
+import { resolve } from 'node:path';
+import { formatIssue, loadConfig } from '@agent/config-snapshot';
+import { renderCheckConfig, type CheckConfigOutput, type CheckedJobs } from '@agent/cli/check-config';
+import { validateJobs } from '@agent/poller-core/runtime';
+import { loadOptionsFor } from './daemon.js';
+import { buildKindRegistry } from './kinds.js';
+import { noValidAgentMessage, readAdminToken } from './start-checks.js';
+
+export async function checkConfig(
+  configDir: string,
+  opts: { cwd?: string; env?: Readonly<Record<string, string | undefined>> } = {},
+): Promise<CheckConfigOutput> {
+  const cwd = opts.cwd ?? process.cwd();
+  const result = loadConfig(configDir, loadOptionsFor({ cwd, env: opts.env ?? process.env }));
+  const snapshot = result.snapshot;
+  let jobs: CheckedJobs | null = null;
+  const startErrors: string[] = [];
+  if (snapshot) {
+    const settings = snapshot.pollers?.settings;
+    if (snapshot.pollers && settings?.enabled) {
+      const registry = await buildKindRegistry(settings.kind_packages, resolve(cwd, configDir), null);
+      for (const f of registry.failedPackages()) startErrors.push(`${f.message} [${f.code}]`);
+      const v = validateJobs(snapshot.pollers, snapshot, registry);
+      jobs = {
+        valid: v.valid.length,
+        rejected: v.rejected.map((r) => ({
+          id: r.id ?? `jobs[${r.index}]`,
+          errors: r.issues.map((i) => snapshot.redact(formatIssue(i))),
+        })),
+      };
+    }
+    const noAgent = noValidAgentMessage(result, configDir);
+    if (noAgent) startErrors.push(noAgent);
+    const tokenFile = snapshot.runtime.admin.token_file;
+    if (tokenFile) {
+      const read = readAdminToken(resolve(cwd, tokenFile));
+      if ('error' in read) startErrors.push(read.error);
+    }
+  }
+  return renderCheckConfig(result, jobs, startErrors);
+}

@@ -1,0 +1,28 @@
+/** What the reload pipeline knows of a part of the daemon that follows the configuration. */
+import type { ConfigSnapshot, LoadResult } from '@agent/config-snapshot';
+import type { ReloadPlan } from '@agent/poller-core/runtime';
+
+/** A poller job the new configuration rejects. */
+export interface RejectedJobReport {
+  jobId: string;
+  /** Located reasons (`file:line:col path: message [CODE] (fix: ...)`), secrets redacted. */
+  reasons: string[];
+  /** A previous definition of the job keeps running. */
+  running: boolean;
+}
+
+/** What a subsystem made of a new snapshot, reported by value to whoever triggered the reload. */
+export interface ApplyReport {
+  rejectedJobs?: readonly RejectedJobReport[];
+  /** Changed fields of the subsystem's own files that need a restart (not applied). */
+  restartRequired?: readonly { field: string }[];
+  /** The poller reload plan (`POST /admin/pollers/reload` answers it). */
+  plan?: ReloadPlan;
+}
+
+export interface Subsystem {
+  readonly name: string;
+  /** After a reload swapped the snapshot. */
+  apply?(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<ApplyReport | void>;
+  stop?(graceMs: number): Promise<void>;
+}
