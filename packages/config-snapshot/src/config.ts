@@ -48,6 +48,10 @@ export interface LoadResult {
   diff: SnapshotDiff | null;
   /** Every file and secret read is byte-for-byte what the previous snapshot was built from. */
   unchanged: boolean;
+  /** Hash of what this load read, whether or not it applied (`''` when it failed outright). */
+  contentHash: string;
+  /** Every file named by `${file:}` in what this load read, resolved or not: the files to watch. */
+  secretFiles: string[];
 }
 
 const secretsOf = new WeakMap<ConfigSnapshot, ReadonlySet<string>>();
@@ -76,8 +80,11 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       restartRequired: [],
       diff: null,
       unchanged: false,
+      contentHash: '',
+      secretFiles: [],
     };
   }
+  const read = { contentHash: candidate.contentHash, secretFiles: candidate.secretFiles };
   const errors = candidate.issues.filter((i) => i.severity === 'error');
   const warnings = candidate.issues.filter((i) => i.severity === 'warning');
   const prev = opts.previous ?? null;
@@ -101,6 +108,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       restartRequired: [],
       diff: null,
       unchanged,
+      ...read,
     };
   }
 
@@ -129,6 +137,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       restartRequired: [],
       diff: null,
       unchanged: false,
+      ...read,
     };
   }
 
@@ -145,6 +154,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       restartRequired: restartRequiredChanges(d),
       diff: d,
       unchanged,
+      ...read,
     };
   }
   const version = prev.version + 1;
@@ -227,6 +237,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
     restartRequired: restartRequiredChanges(d),
     diff: d,
     unchanged,
+    ...read,
   };
 }
 
