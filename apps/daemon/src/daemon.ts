@@ -185,10 +185,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
             });
           }
         }
-        watcher?.setFiles(next.secretFiles);
         await toggleReloadTriggers(next);
         return reports;
       },
+      watchFiles: (files) => watcher?.setFiles(files),
     });
 
     // Reload triggers: the broker subscriber and the file watcher, both off when runtime.reload.enabled is false.

@@ -44,6 +44,8 @@ export interface ReloadPipelineDeps {
   metrics: ConfigMetrics;
   /** Runs after the swap: subsystems pick up the new snapshot and report. Errors are logged, never thrown. */
   apply(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<ApplyReports | void>;
+  /** After every read, applied or not: the secret files to watch (a rejected one may be fixed next). */
+  watchFiles?(files: readonly string[]): void;
   now?: () => number;
 }
 
@@ -62,6 +64,9 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
   const now = deps.now ?? (() => performance.now());
   let running: Promise<void> | null = null;
   let queued: Batch | null = null;
+  // What the last read saw. A watcher trigger is skipped when nothing changed since then, not since the
+  // running snapshot: after a rejected read, restoring the snapshot's bytes (or a secret's mode) is a change.
+  let lastRead = deps.store.current().contentHash;
 
   const runBatch = async (batch: Batch): Promise<void> => {
     const t0 = now();
@@ -72,7 +77,9 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
     const prev = deps.store.current();
     try {
       result = loadConfig(deps.configDir, { ...deps.loadOptions, previous: prev });
-      if (skipIfUnchanged && result.unchanged) skipped = true;
+      const seen = lastRead;
+      lastRead = result.contentHash;
+      if (skipIfUnchanged && result.contentHash === seen) skipped = true;
       else if (result.snapshot) {
         deps.store.swap(result.snapshot);
         try {
@@ -81,6 +88,8 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
           deps.logger.error('reload apply failed', { err: prev.redact((err as Error).message) });
         }
       }
+      if (!skipped)
+        deps.watchFiles?.([...new Set([...deps.store.current().secretFiles, ...result.secretFiles])].sort());
     } catch (err) {
       deps.logger.error('reload failed', { err: (err as Error).message });
     }

@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createConfigMetrics } from '../src/config-metrics.js';
 import { loadOptionsFor } from '../src/daemon.js';
-import { createReloadPipeline } from '../src/reload.js';
+import { createReloadPipeline, type ReloadPipelineDeps } from '../src/reload.js';
 
 let root: string;
 afterEach(() => rmSync(root, { recursive: true, force: true }));
@@ -16,15 +16,18 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 const agent = (p: string): string =>
   `model:\n  provider: main\n  name: m\nsystem_prompt: ${p}\ninbound_bindings:\n  - plugin: log\n`;
 
-function setup(apply: () => Promise<void> = async () => {}) {
+const LLM_YAML = (key: string): string =>
+  `providers:\n  main:\n    type: openai\n    base_url: http://127.0.0.1:9/v1\n    api_key: ${key}\n`;
+
+function setup(
+  apply: () => Promise<void> = async () => {},
+  extra: Pick<ReloadPipelineDeps, 'watchFiles'> = {},
+) {
   root = mkdtempSync(join(tmpdir(), 'pipeline-'));
   const config = join(root, 'config');
   mkdirSync(join(config, 'agents.d'), { recursive: true });
   mkdirSync(join(config, 'plugins'));
-  writeFileSync(
-    join(config, 'llm.yaml'),
-    'providers:\n  main:\n    type: openai\n    base_url: http://127.0.0.1:9/v1\n    api_key: key-1234\n',
-  );
+  writeFileSync(join(config, 'llm.yaml'), LLM_YAML('key-1234'));
   writeFileSync(join(config, 'plugins', 'log.yaml'), 'instances:\n  default: {}\n');
   writeFileSync(join(config, 'agents.d', 'a.yaml'), agent('one'));
   const loadOptions = loadOptionsFor({ cwd: root, env: {} });
@@ -38,6 +41,7 @@ function setup(apply: () => Promise<void> = async () => {}) {
     logger,
     metrics: createConfigMetrics(registry),
     apply,
+    ...extra,
   });
   return {
     config,
@@ -87,6 +91,25 @@ describe('reload pipeline', () => {
     const explicit = await pipeline.reload({ source: 'cli', requestId: 'x' });
     expect(explicit.skipped).toBe(false);
     expect(explicit.ack.version).toBe(2);
+  });
+
+  it('after a rejected read, restoring the running bytes is a change; every read hands on its secret files', async () => {
+    const watched: string[][] = [];
+    const { pipeline, config, store } = setup(undefined, { watchFiles: (f) => watched.push([...f]) });
+    const watcher = { source: 'watcher', skipIfUnchanged: true } as const;
+    // The only agent's provider names a key that does not exist yet: nothing applies.
+    writeFileSync(join(config, 'llm.yaml'), LLM_YAML('${file:secrets/k.key}'));
+    const rejected = await pipeline.reload(watcher);
+    expect(rejected.skipped).toBe(false);
+    expect(rejected.ack.rejected.map((r) => r.agent_id)).toEqual(['a']);
+    expect(store.current().version).toBe(1);
+    expect(watched.at(-1)).toEqual([join(root, 'secrets', 'k.key')]);
+    // Back to the bytes the running snapshot was built from: not skipped, and it applies.
+    writeFileSync(join(config, 'llm.yaml'), LLM_YAML('key-1234'));
+    const back = await pipeline.reload(watcher);
+    expect(back.skipped).toBe(false);
+    expect(back.ack).toMatchObject({ version: 2, applied: ['a'], rejected: [] });
+    expect((await pipeline.reload(watcher)).skipped).toBe(true);
   });
 
   it('logs the spec record and sets the reload metrics', async () => {

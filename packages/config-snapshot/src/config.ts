@@ -48,6 +48,10 @@ export interface LoadResult {
   diff: SnapshotDiff | null;
   /** Every file and secret read is byte-for-byte what the previous snapshot was built from. */
   unchanged: boolean;
+  /** Hash of what this load read, whether or not it applied (`''` when it failed outright). */
+  contentHash: string;
+  /** Every file named by `${file:}` in what this load read, resolved or not: the files to watch. */
+  secretFiles: string[];
 }
 
 const secretsOf = new WeakMap<ConfigSnapshot, ReadonlySet<string>>();
@@ -76,8 +80,11 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       restartRequired: [],
       diff: null,
       unchanged: false,
+      contentHash: '',
+      secretFiles: [],
     };
   }
+  const read = { contentHash: candidate.contentHash, secretFiles: candidate.secretFiles };
   const errors = candidate.issues.filter((i) => i.severity === 'error');
   const warnings = candidate.issues.filter((i) => i.severity === 'warning');
   const prev = opts.previous ?? null;
@@ -99,6 +106,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       restartRequired: [],
       diff: null,
       unchanged,
+      ...read,
     };
   }
 
@@ -128,6 +136,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       restartRequired: [],
       diff: null,
       unchanged: false,
+      ...read,
     };
   }
 
@@ -146,6 +155,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       restartRequired: restartRequiredChanges(d),
       diff: d,
       unchanged,
+      ...read,
     };
   }
   const version = prev.version + 1;
@@ -237,6 +247,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
     restartRequired: restartRequiredChanges(d),
     diff: d,
     unchanged,
+    ...read,
   };
 }
 

@@ -68,6 +68,7 @@ export interface Candidate {
   runtime: RuntimeFile;
   plugins: Map<string, PluginSnapshot>;
   legacyMailPoller: LegacyFile | null;
+  /** Every file named by `${file:}`, including missing and refused ones, so that the watcher follows them. */
   secretFiles: string[];
   secrets: Set<string>;
   contentHash: string;
@@ -78,6 +79,7 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
   const env = opts.env ?? process.env;
   const issues: ConfigIssue[] = [];
   const secrets = new Set<string>();
+  /** Every file named by `${file:}`, resolved or not, and what was found there (see RefContext.onFile). */
   const secretFiles = new Map<string, string>();
   const fileHashes: string[] = [];
 
@@ -88,9 +90,11 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
   ): RefContext => ({
     cwd,
     env,
-    onSecret: (value, file) => {
+    onSecret: (value) => {
       secrets.add(value);
-      if (file) secretFiles.set(file.path, file.hash);
+    },
+    onFile: (path, state) => {
+      secretFiles.set(path, state);
     },
     onIssue: (segments, code, message, hint) => {
       sink.push(issueAt(src, segments, { ...base, code, message, ...(hint ? { hint } : {}) }));
@@ -282,7 +286,8 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
   candidate.secretFiles = [...secretFiles.keys()].sort();
   const h = createHash('sha256');
   for (const line of fileHashes.sort()) h.update(line + '\n');
-  for (const [p, hash] of [...secretFiles].sort()) h.update(`secret:${p}:${hash}\n`);
+  // A secret's state, not only its bytes: creating a missing file or fixing its mode is a change.
+  for (const [p, state] of [...secretFiles].sort()) h.update(`secret:${p}:${state}\n`);
   candidate.contentHash = h.digest('hex');
   return candidate;
 }

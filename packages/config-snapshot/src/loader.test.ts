@@ -1,4 +1,4 @@
-import { symlinkSync } from 'node:fs';
+import { chmodSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatIssue } from './issues.js';
@@ -341,6 +341,48 @@ describe('secret references', () => {
       .errors.filter((e) => e.scope === 'provider')
       .map((e) => e.code);
     expect(codes).toEqual(['CONFIG_SECRET_MISSING', 'CONFIG_SECRET_EMPTY']);
+  });
+
+  it('tracks a secret file that is missing or refused, and its state is part of the content hash', () => {
+    const d = make(baseFiles());
+    d.write(
+      'llm.yaml',
+      'providers:\n  main:\n    type: openai\n    base_url: http://x/v1\n    api_key: ${file:secrets/k.key}\n',
+    );
+    const key = join(d.root, 'secrets', 'k.key');
+    const load = () => loadConfig(d.config, { cwd: d.root, env: {} });
+
+    const missing = load();
+    expect(missing.errors[0]!.code).toBe('CONFIG_SECRET_MISSING');
+    expect(missing.secretFiles).toEqual([key]);
+    expect(missing.snapshot!.secretFiles).toEqual([key]);
+
+    d.write('../secrets/k.key', 'sk-live-abcdef\n', 0o644);
+    const refused = load();
+    expect(refused.errors[0]!.code).toBe('CONFIG_SECRET_PERMISSIONS');
+    expect(refused.secretFiles).toEqual([key]);
+    expect(refused.contentHash).not.toBe(missing.contentHash);
+
+    chmodSync(key, 0o600);
+    const ok = load();
+    expect(ok.errors).toEqual([]);
+    expect(ok.contentHash).not.toBe(refused.contentHash);
+    expect(ok.contentHash).not.toBe(missing.contentHash);
+    expect(ok.contentHash).toBe(ok.snapshot!.contentHash);
+
+    // Against a previous snapshot: the same state is unchanged, a created file or a fixed mode is not.
+    const prev = { cwd: d.root, env: {}, previous: refused.snapshot };
+    chmodSync(key, 0o644);
+    expect(loadConfig(d.config, prev).unchanged).toBe(true);
+    chmodSync(key, 0o600);
+    expect(loadConfig(d.config, prev).unchanged).toBe(false);
+    rmSync(key);
+    expect(loadConfig(d.config, { ...prev, previous: missing.snapshot }).unchanged).toBe(true);
+    d.write('../secrets/k.key', 'sk-live-abcdef\n', 0o600);
+    expect(loadConfig(d.config, { ...prev, previous: missing.snapshot }).unchanged).toBe(false);
+
+    for (const r of [missing, refused]) expect(JSON.stringify(r)).not.toContain('sk-live-abcdef');
+    expect(JSON.stringify([ok.contentHash, ok.secretFiles, ok.errors])).not.toContain('sk-live-abcdef');
   });
 
   it('names an unset variable and the file, and rejects only that agent', () => {

@@ -13,6 +13,11 @@ export interface RefContext {
   env: Readonly<Record<string, string | undefined>>;
   /** Records a resolved secret value and (for files) the file it came from. */
   onSecret(value: string, file?: { path: string; hash: string }): void;
+  /**
+   * Every file a `${file:}` names (absolute), resolved or not, with what was found there: `sha256:<hash of
+   * the content>`, `missing (<errno>)`, `refused: mode 0644` or `unreadable (<errno>)`. Never the value.
+   */
+  onFile?(path: string, state: string): void;
   onIssue(segments: Segments, code: ConfigIssueCode, message: string, hint?: string): void;
 }
 
@@ -93,6 +98,7 @@ function readSecretFile(path: string, ctx: RefContext, segments: Segments): stri
     if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
     mode = st.mode & 0o777;
   } catch (err) {
+    ctx.onFile?.(abs, `missing (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     ctx.onIssue(
       segments,
       'CONFIG_SECRET_MISSING',
@@ -102,6 +108,7 @@ function readSecretFile(path: string, ctx: RefContext, segments: Segments): stri
     return undefined;
   }
   if ((mode & 0o077) !== 0) {
+    ctx.onFile?.(abs, `refused: mode ${mode.toString(8).padStart(4, '0')}`);
     const shown = real === abs ? path : `${path} (-> ${real})`;
     ctx.onIssue(
       segments,
@@ -115,6 +122,7 @@ function readSecretFile(path: string, ctx: RefContext, segments: Segments): stri
   try {
     content = readFileSync(real, 'utf8');
   } catch (err) {
+    ctx.onFile?.(abs, `unreadable (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     ctx.onIssue(
       segments,
       'CONFIG_SECRET_MISSING',
@@ -123,6 +131,8 @@ function readSecretFile(path: string, ctx: RefContext, segments: Segments): stri
     );
     return undefined;
   }
+  const hash = createHash('sha256').update(content).digest('hex');
+  ctx.onFile?.(abs, `sha256:${hash}`);
   const value = content.replace(/\r?\n$/, '');
   if (value === '') {
     ctx.onIssue(
@@ -133,6 +143,6 @@ function readSecretFile(path: string, ctx: RefContext, segments: Segments): stri
     );
     return undefined;
   }
-  ctx.onSecret(value, { path: abs, hash: createHash('sha256').update(content).digest('hex') });
+  ctx.onSecret(value, { path: abs, hash });
   return value;
 }

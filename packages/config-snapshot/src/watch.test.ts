@@ -1,4 +1,4 @@
-import { renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempConfig, type TempDir } from './test-helpers.js';
@@ -36,6 +36,8 @@ const waitFor = async (cond: () => boolean, ms = 5000): Promise<void> => {
     await new Promise((r) => setTimeout(r, 20));
   }
 };
+
+const paths = (calls: { paths: string[] }[]): string[] => calls.flatMap((c) => c.paths);
 
 describe('watchConfig', () => {
   it('fires once, after the quiet period, for a burst of saves', async () => {
@@ -90,5 +92,82 @@ describe('watchConfig', () => {
     d.write('../secrets/other.txt', 'zzz');
     await new Promise((r) => setTimeout(r, 400));
     expect(calls).toEqual([]);
+  });
+
+  describe('secret files, followed by path', () => {
+    it('fires when a secret that was missing at start is created, its directory too', async () => {
+      const d = tempConfig({ 'llm.yaml': 'providers: {}\n' });
+      dirs.push(d);
+      const late = join(d.root, 'not-yet', 'k.key');
+      const calls: { paths: string[] }[] = [];
+      const w = watchConfig({
+        dir: d.config,
+        files: [late],
+        debounceMs: 100,
+        onChange: (p) => calls.push({ paths: p }),
+      });
+      watchers.push(w);
+      await w.ready();
+      mkdirSync(join(d.root, 'not-yet'));
+      writeFileSync(late, 'v1', { mode: 0o600 });
+      await waitFor(() => paths(calls).includes(late));
+    });
+
+    it('fires on a mode-only change (chmod 644 -> 600), which chokidar filters out', async () => {
+      const { w, calls, secret } = setup();
+      // As in the daemon: the secret was read (atime after mtime), then its mode was loosened.
+      await new Promise((r) => setTimeout(r, 50));
+      readFileSync(secret);
+      chmodSync(secret, 0o644);
+      await w.ready();
+      await new Promise((r) => setTimeout(r, 1200)); // one check past the 644, so only the chmod counts
+      const seen = calls.length;
+      chmodSync(secret, 0o600);
+      await waitFor(() => calls.slice(seen).some((c) => c.paths.includes(secret)));
+    });
+
+    it('fires when a secret is replaced by rename, and when it is deleted', async () => {
+      const { d, w, calls, secret } = setup();
+      await w.ready();
+      const tmp = join(d.root, 'secrets', '.k.key.tmp');
+      writeFileSync(tmp, 'v2', { mode: 0o600 });
+      renameSync(tmp, secret);
+      await waitFor(() => paths(calls).includes(secret));
+      const seen = calls.length;
+      rmSync(secret);
+      await waitFor(() => calls.slice(seen).some((c) => c.paths.includes(secret)));
+    });
+
+    it('follows a linked secret: its target replaced by rename in another directory fires', async () => {
+      // Mounted secrets often rotate this way: the link stays, the file it points at is replaced.
+      const d = tempConfig({ 'llm.yaml': 'providers: {}\n' });
+      dirs.push(d);
+      const target = d.write('../store/k.key', 'v1', 0o600);
+      const link = join(d.root, 'k.key');
+      symlinkSync(target, link);
+      const calls: { paths: string[] }[] = [];
+      const w = watchConfig({
+        dir: d.config,
+        files: [link],
+        debounceMs: 100,
+        onChange: (p) => calls.push({ paths: p }),
+      });
+      watchers.push(w);
+      await w.ready();
+      writeFileSync(`${target}.tmp`, 'v2', { mode: 0o600 });
+      renameSync(`${target}.tmp`, target);
+      await waitFor(() => paths(calls).includes(link));
+    });
+
+    it('fires for a secret whose directory is created after start, added by setFiles', async () => {
+      const { d, w, calls, secret } = setup();
+      const late = join(d.root, 'later', 'deeper', 'k.key');
+      w.setFiles([secret, late]);
+      await w.ready();
+      await new Promise((r) => setTimeout(r, 300));
+      mkdirSync(join(d.root, 'later', 'deeper'), { recursive: true });
+      writeFileSync(late, 'v1', { mode: 0o600 });
+      await waitFor(() => paths(calls).includes(late));
+    });
   });
 });
