@@ -50,6 +50,45 @@ async function boot(w: Workdir): Promise<DaemonProcess> {
   return d;
 }
 
+describe('crash recovery of long-interval jobs', () => {
+  it('a daily job killed mid-tick is ticked within seconds of the restart, not after its 48 h lease', async () => {
+    let requests = 0;
+    const feed: Server = createServer((_req, res) => {
+      requests++;
+      // The first fetch never answers: the daemon is killed while the tick holds its lease.
+      if (requests === 1) return;
+      res.writeHead(200, { 'content-type': 'application/rss+xml' });
+      res.end('<?xml version="1.0"?><rss version="2.0"><channel><title>F</title></channel></rss>');
+    });
+    await new Promise<void>((r) => feed.listen(0, '127.0.0.1', r));
+    cleanup.push(() => {
+      feed.closeAllConnections();
+      return new Promise<void>((r) => feed.close(() => r()));
+    });
+    const url = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/daily.xml`;
+    const w = workdir(
+      baseFiles(
+        `pollers:\n  default_jitter_ms: 0\n  jobs:\n    - id: daily\n      kind: rss\n      agent: a\n      schedule: { every_secs: 86400 }\n      config:\n        feed_url: ${url}\n        allow_private_networks: true\n        message_template: "{title}"\n        deliver: { channel: log, to: op }\n`,
+      ),
+    );
+    cleanup.push(() => w.cleanup());
+    // No test knob for the lease TTL here: the real one (2 x 24 h) applies.
+    const d1 = await startDaemon(w);
+    cleanup.push(() => void d1.stop('SIGKILL'));
+    await waitUntil(() => requests === 1, 10_000, 'the first fetch');
+    await d1.stop('SIGKILL');
+    const started = Date.now();
+    const d2 = await startDaemon(w);
+    cleanup.push(() => void d2.stop('SIGKILL'));
+    const taken = await d2.waitFor(/msg="poller lease taken over: its holder process is gone"/);
+    expect(taken).toMatch(/job_id=daily previous_holder=\S+:\d+:\d+:[0-9a-f]+/);
+    await d2.waitFor(/msg="poller baseline recorded".*job_id=daily/, 10_000);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(requests).toBe(2);
+    expect(await d2.metric('poller_lease_takeovers_total', { job_id: 'daily' })).toBe(1);
+  });
+});
+
 describe('rss through a real daemon', () => {
   it('baselines, delivers new items oldest first, and repeats nothing across a SIGKILL restart', async () => {
     let items = ['one', 'two'];
