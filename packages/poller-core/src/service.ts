@@ -22,7 +22,7 @@ import {
   type RunnerSettings,
   type TickReport,
 } from './runner.js';
-import { jitterBound, leaseTtlMs, MAX_TIMER_MS, withJitter } from './schedule.js';
+import { jitterBound, leaseTtlMs, withJitter } from './schedule.js';
 import type { Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
 import { validateJobs, type JobDefinition, type RejectedJob } from './validate.js';
 
@@ -326,18 +326,15 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     disarm(rt);
     if (stopped || rt.retired) return;
     const delay = Math.max(0, at - clock.now());
-    // Long waits are chained: one setTimeout cannot wait more than ~24.8 days.
-    rt.timer = clock.setTimer(
-      () => {
-        rt.timer = null;
-        if (clock.now() < at) {
-          armAt(rt, at);
-          return;
-        }
-        return wake(rt);
-      },
-      Math.min(delay, MAX_TIMER_MS),
-    );
+    // The clock waits any delay (long ones chained); an early wake means the wall clock lags the timer.
+    rt.timer = clock.setTimer(() => {
+      rt.timer = null;
+      if (clock.now() < at) {
+        armAt(rt, at);
+        return;
+      }
+      return wake(rt);
+    }, delay);
   };
 
   const arm = async (rt: JobRuntime) => {
