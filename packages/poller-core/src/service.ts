@@ -43,7 +43,7 @@ export interface PollerServiceOptions {
   http?: GuardedHttp;
   /** TEST ONLY: lowers the 30 s lease TTL minimum. */
   minLeaseTtlMs?: number;
-  /** Fraction of the lease TTL a kind's fetch may take (default 0.8). */
+  /** Fraction of the lease TTL a kind's fetch may take (default 0.8), when below `tick_timeout_secs`. */
   tickDeadlineFactor?: number;
 }
 
@@ -120,6 +120,7 @@ interface JobRuntime {
 const DEFAULT_SETTINGS: RunnerSettings = {
   default_jitter_ms: 5000,
   lease_ttl_factor: 2,
+  tick_timeout_secs: 120,
   failure_alert_cooldown_secs: 3600,
   breaker_threshold: 5,
 };
