@@ -4,6 +4,7 @@
  * by rename (vim, VS Code) and files created after start are covered because whole directories are watched.
  */
 import { dirname, resolve } from 'node:path';
+import { setTimer, type TimerHandle } from '@agent/timers';
 import { watch, type FSWatcher } from 'chokidar';
 
 export interface ConfigWatcherOptions {
@@ -36,13 +37,13 @@ export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
   const dir = resolve(opts.dir);
   let files = new Set((opts.files ?? []).map((f) => resolve(f)));
   let pending = new Set<string>();
-  let quiet: NodeJS.Timeout | undefined;
-  let cap: NodeJS.Timeout | undefined;
+  let quiet: TimerHandle | undefined;
+  let cap: TimerHandle | undefined;
   let closed = false;
 
   const fire = (): void => {
-    clearTimeout(quiet);
-    clearTimeout(cap);
+    quiet?.cancel();
+    cap?.cancel();
     quiet = cap = undefined;
     if (closed || pending.size === 0) return;
     const paths = [...pending].sort();
@@ -62,9 +63,9 @@ export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
   const onEvent = (path: string): void => {
     if (closed || !relevant(path)) return;
     pending.add(resolve(path));
-    clearTimeout(quiet);
-    quiet = setTimeout(fire, debounceMs);
-    cap ??= setTimeout(fire, maxWaitMs);
+    quiet?.cancel();
+    quiet = setTimer(fire, debounceMs);
+    cap ??= setTimer(fire, maxWaitMs);
   };
 
   const watcher: FSWatcher = watch([dir, ...dirsOf(files)], {
@@ -87,8 +88,8 @@ export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
     ready: () => ready,
     async close() {
       closed = true;
-      clearTimeout(quiet);
-      clearTimeout(cap);
+      quiet?.cancel();
+      cap?.cancel();
       await watcher.close();
     },
   };
