@@ -15,6 +15,7 @@ import {
 import type { Binding, ConfigSnapshot, SnapshotStore } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
 import type { ModelClientOptions } from '@agent/model-providers';
+import { setTimer, type TimerHandle } from '@agent/timers';
 import { AgentRuntimeError, errorCode, errorMessage } from './errors.js';
 import { openConversationMemory, type ConversationMemory } from './memory.js';
 import { ModelClientPool, type ModelClientFactory } from './model-clients.js';
@@ -142,11 +143,11 @@ function instanceKey(plugin: string, name: string): string {
 }
 
 function delay(ms: number): { promise: Promise<void>; cancel(): void } {
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   const promise = new Promise<void>((r) => {
-    timer = setTimeout(r, ms);
+    timer = setTimer(r, ms);
   });
-  return { promise, cancel: () => clearTimeout(timer) };
+  return { promise, cancel: () => timer?.cancel() };
 }
 
 export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
@@ -263,16 +264,19 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     const controller = new AbortController();
     const flight: InFlight = { controller, reason: undefined, done: Promise.resolve() };
     const timeoutMs = snapshot.runtime.sessions.turn_timeout_ms;
-    const timer = setTimeout(() => {
-      flight.reason ??= 'timeout';
-      controller.abort(
-        new AgentRuntimeError(
-          'RUNTIME_TURN_TIMEOUT',
-          `turn timed out after ${timeoutMs} ms; raise runtime.sessions.turn_timeout_ms if turns need longer`,
-        ),
-      );
-    }, timeoutMs);
-    timer.unref();
+    const timer = setTimer(
+      () => {
+        flight.reason ??= 'timeout';
+        controller.abort(
+          new AgentRuntimeError(
+            'RUNTIME_TURN_TIMEOUT',
+            `turn timed out after ${timeoutMs} ms; raise runtime.sessions.turn_timeout_ms if turns need longer`,
+          ),
+        );
+      },
+      timeoutMs,
+      { unref: true },
+    );
     let result: TurnResult | undefined;
     const work = runTurn(
       {
@@ -303,7 +307,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     try {
       await work;
     } finally {
-      clearTimeout(timer);
+      timer.cancel();
       inFlight.delete(flight);
       lease.release();
     }

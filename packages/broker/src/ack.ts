@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setTimer, type TimerHandle } from '@agent/timers';
 import { BrokerError, isBrokerError } from './errors.js';
 import { checkTimeout, timeoutError } from './local-bus.js';
 import type { Broker } from './types.js';
@@ -28,7 +29,7 @@ export async function requestWithAck(broker: Broker, opts: RequestWithAckOptions
   const key = opts.correlationKey ?? 'request_id';
   const id = opts.data[key] ?? randomUUID();
   const body = { ...opts.data, [key]: id };
-  let timer: NodeJS.Timeout | undefined;
+  let timer: TimerHandle | undefined;
   let sub: { unsubscribe(): void } | undefined;
   try {
     return await new Promise<unknown>((resolve, reject) => {
@@ -36,7 +37,7 @@ export async function requestWithAck(broker: Broker, opts: RequestWithAckOptions
         const d = msg.data;
         if (typeof d === 'object' && d !== null && (d as Record<string, unknown>)[key] === id) resolve(d);
       });
-      timer = setTimeout(() => reject(timeoutError(opts.subject, timeoutMs)), timeoutMs);
+      timer = setTimer(() => reject(timeoutError(opts.subject, timeoutMs)), timeoutMs);
       // The request's own timeout is a little longer, so the overall timer (which also covers the ack
       // subject) is the one that reports BROKER_TIMEOUT.
       broker.request(opts.subject, body, { timeoutMs: timeoutMs + 1000 }).then(resolve, (err: unknown) => {
@@ -45,7 +46,7 @@ export async function requestWithAck(broker: Broker, opts: RequestWithAckOptions
       });
     });
   } finally {
-    clearTimeout(timer);
+    timer?.cancel();
     sub?.unsubscribe();
   }
 }

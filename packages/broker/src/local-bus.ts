@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@agent/log';
+import { setTimer } from '@agent/timers';
 import { BrokerError } from './errors.js';
 import { decodePayload, encodePayload } from './payload.js';
 import { assertSubject, subjectMatches } from './subject.js';
@@ -129,7 +130,7 @@ export class LocalBus implements Broker {
       let done = false;
       const finish = (): void => {
         done = true;
-        clearTimeout(timer);
+        timer.cancel();
         unsubscribe();
         this.pending.delete(entry);
       };
@@ -145,7 +146,7 @@ export class LocalBus implements Broker {
         finish();
         resolve(answer);
       });
-      const timer = setTimeout(() => entry.fail(timeoutError(subject, timeoutMs)), timeoutMs);
+      const timer = setTimer(() => entry.fail(timeoutError(subject, timeoutMs)), timeoutMs);
       this.pending.add(entry);
       signal?.addEventListener(
         'abort',

@@ -1,5 +1,6 @@
 import { createConnection, type Socket } from 'node:net';
 import { silentLogger, type Logger } from '@agent/log';
+import { setTimer, type TimerHandle } from '@agent/timers';
 import { BrokerError, isBrokerErrorCode } from './errors.js';
 import { LineDecoder, MAX_FRAME_BYTES, encodeFrame } from './framing.js';
 import { checkTimeout, invokeHandler, timeoutError } from './local-bus.js';
@@ -22,7 +23,7 @@ interface PendingRequest {
   subject: string;
   resolve(data: unknown): void;
   reject(err: BrokerError): void;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle;
 }
 
 function unreachable(socketPath: string, err?: NodeJS.ErrnoException): BrokerError {
@@ -51,17 +52,17 @@ export async function connectLocalBroker(opts: ConnectLocalBrokerOptions): Promi
   const connectTimeoutMs = opts.connectTimeoutMs ?? 1000;
   const socket = await new Promise<Socket>((resolve, reject) => {
     const sock = createConnection({ path: opts.socketPath });
-    const timer = setTimeout(() => {
+    const timer = setTimer(() => {
       sock.destroy();
       reject(unreachable(opts.socketPath));
     }, connectTimeoutMs);
     sock.once('connect', () => {
-      clearTimeout(timer);
+      timer.cancel();
       sock.removeAllListeners('error');
       resolve(sock);
     });
     sock.once('error', (err: NodeJS.ErrnoException) => {
-      clearTimeout(timer);
+      timer.cancel();
       reject(unreachable(opts.socketPath, err));
     });
   });
@@ -123,7 +124,7 @@ class SocketClient implements Broker {
 
   private failAll(err: BrokerError): void {
     for (const p of this.pending.values()) {
-      clearTimeout(p.timer);
+      p.timer.cancel();
       p.reject(err);
     }
     this.pending.clear();
@@ -175,7 +176,7 @@ class SocketClient implements Broker {
           return;
         }
         this.pending.delete(frame.id as number);
-        clearTimeout(p.timer);
+        p.timer.cancel();
         if (frame.op !== 'err') p.resolve(frame.data ?? null);
         else {
           const code = isBrokerErrorCode(frame.code) ? frame.code : 'BROKER_ERROR';
@@ -233,7 +234,7 @@ class SocketClient implements Broker {
       const text = encodePayload(data);
       const id = this.nextRequestId++;
       return new Promise<unknown>((resolve, reject) => {
-        const timer = setTimeout(() => {
+        const timer = setTimer(() => {
           if (!this.pending.delete(id)) return;
           if (this.state === 'open') this.socket.write(encodeFrame({ op: 'cancel', id }));
           reject(timeoutError(subject, timeoutMs));
@@ -252,7 +253,7 @@ class SocketClient implements Broker {
     // A ping is answered after every frame sent before it has been handled.
     const id = this.nextRequestId++;
     return new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = setTimer(() => {
         if (this.pending.delete(id)) reject(timeoutError('flush', FLUSH_TIMEOUT_MS));
       }, FLUSH_TIMEOUT_MS);
       this.pending.set(id, { subject: 'flush', resolve: () => resolve(), reject, timer });

@@ -2,6 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@agent/log';
+import { setTimer } from '@agent/timers';
 import { request } from 'undici';
 import type {
   ChannelDeps,
@@ -304,10 +305,9 @@ class ChatAChannelInstance implements ChatAInstance {
     this.bound = undefined;
     await new Promise<void>((resolve) => {
       // Requests still waiting for the runtime get a short grace, then their sockets are cut.
-      const timer = setTimeout(() => server.closeAllConnections(), 2000);
-      timer.unref();
+      const timer = setTimer(() => server.closeAllConnections(), 2000, { unref: true });
       server.close(() => {
-        clearTimeout(timer);
+        timer.cancel();
         resolve();
       });
       server.closeIdleConnections();

@@ -47,8 +47,11 @@ export interface ChannelDeps {
   onInbound(msg: InboundMessage): Promise<void>;
   /** Wall clock; defaults to `() => new Date()`. */
   now?: () => Date;
-  /** Waits `ms`, rejecting early when `signal` aborts; defaults to a real timer. Used for backoff. */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * Waits `ms`, ending early (resolving or rejecting) when `signal` aborts; defaults to `sleep` of
+   * `@agent/timers`. Used for backoff.
+   */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<unknown>;
 }
 
 /** One configured, running connection to a chat service. */

@@ -1,31 +1,15 @@
+import { sleep } from '@agent/timers';
 import type { ChannelDeps } from './contract.js';
 import { ChannelError } from './errors.js';
 
 /** Vendor answers larger than this are cut off and treated as a failure. */
 export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
 
-export const realSleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-
 export function depsClock(deps: ChannelDeps): {
   now: () => Date;
-  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<unknown>;
 } {
-  return { now: deps.now ?? (() => new Date()), sleep: deps.sleep ?? realSleep };
+  return { now: deps.now ?? (() => new Date()), sleep: deps.sleep ?? sleep };
 }
 
 /** Reads a response body as text, giving up past `cap` bytes. */

@@ -5,6 +5,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { formatIssue, loadClientConfig } from '@agent/config-snapshot/client';
+import { timeoutSignal } from '@agent/timers';
 
 export const ADMIN_URL_ENV = 'AGENT_ADMIN_URL';
 /** Connecting to a loopback port either works at once or not at all. */
@@ -158,8 +159,10 @@ export async function adminRequest<T>(
   // The built-in fetch: no HTTP library to load, so client commands start fast.
   let res: Response;
   let text: string;
+  // Aborts with a TimeoutError, as AbortSignal.timeout does.
+  const deadline = timeoutSignal(timeout, { unref: true });
   try {
-    const init: RequestInit = { method, headers, signal: AbortSignal.timeout(timeout) };
+    const init: RequestInit = { method, headers, signal: deadline.signal };
     if (body !== undefined) init.body = body;
     res = await fetch(`${target.url}${path}`, init);
     text = await res.text();
@@ -172,6 +175,8 @@ export async function adminRequest<T>(
     const code = errCode(err);
     if (code && NOT_RUNNING.has(code)) throw new CliError('CLI_DAEMON_DOWN', daemonDownMessage(target.url));
     throw new CliError('CLI_DAEMON_DOWN', `${daemonDownMessage(target.url)}: ${(err as Error).message}`);
+  } finally {
+    deadline.cancel();
   }
   let json: unknown;
   try {

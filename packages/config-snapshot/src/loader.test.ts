@@ -213,6 +213,7 @@ describe('poller jobs', () => {
       breaker_threshold: 3,
       default_jitter_ms: 5000,
       lease_ttl_factor: 2,
+      tick_timeout_secs: 120,
       state_db: './data/poller.db',
     });
     expect(p.jobs.map((j) => j.spec.id)).toEqual(['j1', 'j3']);
@@ -226,6 +227,17 @@ describe('poller jobs', () => {
     expect(p.rejected[0]!.issues[0]!.message).toBe(
       'has every_secs and cron; exactly one of every_secs, cron, at is allowed',
     );
+  });
+
+  it('refuses a tick_timeout_secs below 1 s', () => {
+    const d = make({ ...baseFiles(), 'pollers.yaml': 'pollers:\n  tick_timeout_secs: 0\n' });
+    const r = loadConfig(d.config, { cwd: d.root, env: {} });
+    expect(r.snapshot?.pollers ?? null).toBeNull();
+    expect(r.errors[0]).toMatchObject({
+      code: 'CONFIG_INVALID_VALUE',
+      path: 'pollers.tick_timeout_secs',
+      line: 2,
+    });
   });
 
   it('rejects both jobs that share an id', () => {

@@ -248,6 +248,13 @@ export const pollersFileSchema = {
           default: 2.0,
           description: 'Lease TTL = factor x interval, minimum 30 s.',
         },
+        tick_timeout_secs: {
+          type: 'integer',
+          minimum: 1,
+          default: 120,
+          description:
+            "Deadline of a tick's fetch, at most 0.8 x the lease TTL so a short job's stays below its lease.",
+        },
         failure_alert_cooldown_secs: { type: 'integer', minimum: 0, default: 3600 },
         breaker_threshold: { type: 'integer', minimum: 1, default: 5 },
         kind_packages: {

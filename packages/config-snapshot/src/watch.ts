@@ -14,6 +14,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { setTimer, type TimerHandle } from '@agent/timers';
 import { watch, type FSWatcher } from 'chokidar';
 
 export interface ConfigWatcherOptions {
@@ -56,14 +57,14 @@ export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
   /** Last signature seen per secret file; a file without one gets its baseline on the next check. */
   const seen = new Map<string, string>();
   let pending = new Set<string>();
-  let quiet: NodeJS.Timeout | undefined;
-  let cap: NodeJS.Timeout | undefined;
-  let poll: NodeJS.Timeout | undefined;
+  let quiet: TimerHandle | undefined;
+  let cap: TimerHandle | undefined;
+  let poll: TimerHandle | undefined;
   let closed = false;
 
   const fire = (): void => {
-    clearTimeout(quiet);
-    clearTimeout(cap);
+    quiet?.cancel();
+    cap?.cancel();
     quiet = cap = undefined;
     if (closed || pending.size === 0) return;
     const paths = [...pending].sort();
@@ -78,9 +79,9 @@ export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
   const changed = (p: string): void => {
     if (closed) return;
     pending.add(p);
-    clearTimeout(quiet);
-    quiet = setTimeout(fire, debounceMs);
-    cap ??= setTimeout(fire, maxWaitMs);
+    quiet?.cancel();
+    quiet = setTimer(fire, debounceMs);
+    cap ??= setTimer(fire, maxWaitMs);
   };
 
   const onEvent = (path: string): void => {
@@ -110,7 +111,7 @@ export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
 
   const schedule = (): void => {
     if (closed) return;
-    poll = setTimeout(() => {
+    poll = setTimer(() => {
       check()
         .catch((err: unknown) => opts.onError?.(err))
         .finally(schedule);
@@ -137,9 +138,9 @@ export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
     ready: () => ready,
     async close() {
       closed = true;
-      clearTimeout(quiet);
-      clearTimeout(cap);
-      clearTimeout(poll);
+      quiet?.cancel();
+      cap?.cancel();
+      poll?.cancel();
       await watcher.close();
     },
   };

@@ -6,6 +6,7 @@
 import { promises as dns, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import { TextDecoder } from 'node:util';
+import { setTimer } from '@agent/timers';
 import { Agent, buildConnector, request as undiciRequest, type Dispatcher } from 'undici';
 import {
   checkAddress,
@@ -458,7 +459,7 @@ export function createGuardedHttp(options: GuardedHttpOptions = {}): GuardedHttp
     };
     if (opts.signal?.aborted) onCallerAbort();
     opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
-    const timer = setTimeout(() => {
+    const timer = setTimer(() => {
       st.deadlineFired = true;
       controller.abort(new Error('deadline'));
     }, st.timeoutMs);
@@ -569,7 +570,7 @@ export function createGuardedHttp(options: GuardedHttpOptions = {}): GuardedHttp
       st.closed = closed;
       throw mapError(err, st);
     } finally {
-      clearTimeout(timer);
+      timer.cancel();
       opts.signal?.removeEventListener('abort', onCallerAbort);
     }
   }

@@ -1,9 +1,10 @@
 import type { Logger } from '@agent/log';
+import { MAX_TIMEOUT_MS, setTimer, sleep, timeoutSignal, type TimerHandle } from '@agent/timers';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { createAnthropicMapping } from './anthropic.js';
 import { ModelError, redactSecret, type ModelErrorCode } from './errors.js';
 import { createOpenAIMapping } from './openai.js';
-import { backoffDelay, retryAfterMs, sleep as realSleep } from './retry.js';
+import { backoffDelay, retryAfterMs } from './retry.js';
 import { BadResponse, isRecord, type ProviderMapping } from './shared.js';
 import type {
   ChatRequest,
@@ -26,8 +27,8 @@ export interface ModelClientOptions {
   now?: () => number;
   /** Source of jitter in [0, 1). */
   random?: () => number;
-  /** The wait between attempts; rejects when the signal aborts. */
-  sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
+  /** The wait between attempts; ends early (resolving or rejecting) when the signal aborts. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<unknown>;
   /** After `retire()`, calls still running this long are aborted and the pool is closed. */
   retireDeadlineMs?: number;
   /** First backoff step; doubles per retry. */
@@ -51,7 +52,6 @@ export const MODEL_CLIENT_DEFAULTS = {
 } as const;
 
 const ERROR_BODY_BYTES = 64 * 1024;
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** One attempt that can be tried again, with what to report if it was the last. */
 interface RetryableFailure {
@@ -70,7 +70,7 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
   const o = { ...MODEL_CLIENT_DEFAULTS, ...definedOnly(options) };
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
-  const wait = options.sleep ?? realSleep;
+  const wait = options.sleep ?? sleep;
   const doFetch = options.fetch ?? undiciFetch;
   const mapping: ProviderMapping =
     config.type === 'openai'
@@ -80,12 +80,12 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
   const log = options.logger.child({ provider: config.name, provider_type: config.type });
   const secret = config.api_key;
   const label = `model provider "${config.name}"`;
-  // Node fires a timer above 2^31-1 ms at once; longer budgets are clamped.
-  const attemptTimeoutMs = Math.min(config.timeout_ms, MAX_TIMER_MS);
+  // Bounded like undici's own timeouts below (finite integers), so ours still fires first.
+  const attemptTimeoutMs = Math.min(config.timeout_ms, MAX_TIMEOUT_MS);
   // undici's own header/body timeouts sit just past ours so that ours reports MODEL_TIMEOUT.
   const agent = new Agent({
-    headersTimeout: Math.min(attemptTimeoutMs + 1000, MAX_TIMER_MS),
-    bodyTimeout: Math.min(attemptTimeoutMs + 1000, MAX_TIMER_MS),
+    headersTimeout: Math.min(attemptTimeoutMs + 1000, MAX_TIMEOUT_MS),
+    bodyTimeout: Math.min(attemptTimeoutMs + 1000, MAX_TIMEOUT_MS),
     ...options.agentOptions,
   });
 
@@ -95,7 +95,7 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
   let retired: Promise<void> | undefined;
   let resolveRetired: (() => void) | undefined;
   let closing = false;
-  let deadline: NodeJS.Timeout | undefined;
+  let deadline: TimerHandle | undefined;
 
   const fail = (code: ModelErrorCode, message: string, details: object = {}): ModelError =>
     new ModelError(code, redactSecret(message, secret), { provider: config.name, ...details });
@@ -103,7 +103,7 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
   function closePool(reason: 'drained' | 'deadline', aborted = 0): void {
     if (closing) return;
     closing = true;
-    if (deadline !== undefined) clearTimeout(deadline);
+    deadline?.cancel();
     const done = reason === 'deadline' ? agent.destroy() : agent.close();
     done
       .catch((err: unknown) => log.warn('model client pool close failed', { error: String(err) }))
@@ -130,9 +130,9 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
   async function attempt(
     body: string,
     signals: AbortSignal[],
-    timeoutSignal: AbortSignal,
+    attemptTimeout: AbortSignal,
   ): Promise<ChatResponse | RetryableFailure> {
-    const signal = AbortSignal.any([...signals, timeoutSignal]);
+    const signal = AbortSignal.any([...signals, attemptTimeout]);
     const res = await doFetch(url, {
       method: 'POST',
       headers: mapping.headers(secret),
@@ -254,8 +254,7 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
     };
 
     for (let attemptNo = 1; ; attemptNo++) {
-      const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(), attemptTimeoutMs);
+      const timeout = timeoutSignal(attemptTimeoutMs);
       let outcome: ChatResponse | RetryableFailure;
       try {
         outcome = await attempt(body, signals, timeout.signal);
@@ -279,7 +278,7 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
           };
         }
       } finally {
-        clearTimeout(timer);
+        timeout.cancel();
       }
 
       if (!('code' in outcome)) {
@@ -321,6 +320,9 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
       } catch (err) {
         throw interrupted() ?? err;
       }
+      // The default wait resolves, not rejects, when the call is aborted.
+      const stop = interrupted();
+      if (stop) throw stop;
     }
   }
 
@@ -367,16 +369,16 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
       if (inFlight === 0) {
         closePool('drained');
       } else {
-        deadline = setTimeout(
+        // The calls themselves keep the process alive; this timer only bounds them.
+        deadline = setTimer(
           () => {
             const aborted = running.size;
             for (const call of running) call.abort();
             closePool('deadline', aborted);
           },
-          Math.min(o.retireDeadlineMs, MAX_TIMER_MS),
+          o.retireDeadlineMs,
+          { unref: true },
         );
-        // The calls themselves keep the process alive; this timer only bounds them.
-        deadline.unref();
       }
       return retired;
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, retryAfterMs, sleep } from './retry.js';
+import { backoffDelay, retryAfterMs } from './retry.js';
 
 const headers = (h: Record<string, string>) => new Headers(h);
 const NOW = Date.parse('2026-03-01T12:00:00Z');
@@ -34,20 +34,5 @@ describe('backoffDelay', () => {
     expect(backoffDelay(3, { ...opts, random: () => 0 })).toBe(1000);
     expect(backoffDelay(20, { ...opts, random: () => 0.999999 })).toBe(8000);
     expect(backoffDelay(20, { ...opts, random: () => 0 })).toBe(4000);
-  });
-});
-
-describe('sleep', () => {
-  it('rejects with the abort reason as soon as the signal aborts', async () => {
-    const ctl = new AbortController();
-    const started = Date.now();
-    const pending = sleep(10_000, ctl.signal);
-    ctl.abort(new Error('stop'));
-    await expect(pending).rejects.toThrow('stop');
-    expect(Date.now() - started).toBeLessThan(5000);
-  });
-
-  it('resolves after the delay', async () => {
-    await expect(sleep(1)).resolves.toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-/** Retry timing: `retry-after` parsing, backoff with jitter, and an abortable wait. */
+/** Retry timing: `retry-after` parsing and backoff with jitter (the wait itself is `sleep` of `@agent/timers`). */
 
 /**
  * The wait a response asks for, in milliseconds, or undefined when it asks for none. Reads
@@ -30,23 +30,4 @@ export function backoffDelay(retry: number, opts: BackoffOptions): number {
   const ceiling = Math.min(opts.maxMs, opts.baseMs * 2 ** Math.min(retry - 1, 30));
   const half = ceiling / 2;
   return Math.round(half + half * opts.random());
-}
-
-/** Resolves after `ms`, or rejects with the signal's reason as soon as `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }

@@ -1,41 +1,35 @@
 /** Time as the runner sees it: injectable, so tests drive schedules deterministically. */
+import { setTimer, sleep as sleepOn, type TimerHandle } from '@agent/timers';
 
 export type TimerCallback = () => void | Promise<unknown>;
 
 export interface Clock {
   now(): number;
-  /** Calls `cb` after `ms`; a returned promise may be awaited by fake clocks. */
+  /** Calls `cb` after `ms`, however long (never early); a returned promise may be awaited by fake clocks. */
   setTimer(cb: TimerCallback, ms: number): unknown;
   clearTimer(handle: unknown): void;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimer(cb, ms) {
-    const t = setTimeout(() => {
-      void Promise.resolve()
-        .then(cb)
-        .catch(() => {});
-    }, ms);
-    t.unref?.();
-    return t;
-  },
-  clearTimer: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
+  // @agent/timers chains waits past 2^31-1 ms, which one Node timer would fire after 1 ms.
+  setTimer: (cb, ms) =>
+    setTimer(
+      () => {
+        void Promise.resolve()
+          .then(cb)
+          .catch(() => {});
+      },
+      ms,
+      { unref: true },
+    ),
+  clearTimer: (h) => (h as TimerHandle).cancel(),
 };
 
-/** Resolves true after `ms`, or false as soon as `signal` aborts. */
+/** Resolves true after `ms` on `clock`, or false as soon as `signal` aborts. */
 export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(false);
-  if (ms <= 0) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const onAbort = () => {
-      clock.clearTimer(handle);
-      resolve(false);
-    };
-    const handle = clock.setTimer(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+  return sleepOn(ms, signal, (cb, delay) => {
+    const handle = clock.setTimer(cb, delay);
+    return { cancel: () => clock.clearTimer(handle) };
   });
 }

@@ -41,6 +41,8 @@ export interface DeliveryRequest {
 export interface RunnerSettings {
   default_jitter_ms: number;
   lease_ttl_factor: number;
+  /** Deadline of a tick's fetch, capped at `tickDeadlineFactor` x the lease TTL. */
+  tick_timeout_secs: number;
   failure_alert_cooldown_secs: number;
   breaker_threshold: number;
 }
@@ -59,7 +61,7 @@ export interface RunnerEnv {
   /** Removes secret values from text. */
   redact(text: string): string;
   minLeaseTtlMs: number;
-  /** Fraction of the lease TTL a kind's fetch may take. */
+  /** Fraction of the lease TTL a kind's fetch may take (when below `tick_timeout_secs`). */
   tickDeadlineFactor: number;
 }
 
@@ -315,7 +317,11 @@ export async function executeTick(
 
   // 1. Fetch.
   const ttl = leaseTtlMs(def.schedule, settings.lease_ttl_factor, started, env.minLeaseTtlMs);
-  const deadlineMs = Math.max(1, Math.floor(ttl * env.tickDeadlineFactor));
+  // Absolute, not a fraction of the TTL alone: a monthly job's TTL is months.
+  const deadlineMs = Math.max(
+    1,
+    Math.min(settings.tick_timeout_secs * 1000, Math.floor(ttl * env.tickDeadlineFactor)),
+  );
   // The kind's signal: aborted by the tick's own signal or by the deadline.
   const own = opts.abort ? null : new AbortController();
   const unlink = own ? linkAbort(opts.signal, own) : () => {};

@@ -26,7 +26,6 @@ export {
   isValidTimeZone,
   jitterBound,
   leaseTtlMs,
-  MAX_TIMER_MS,
   parseRfc3339,
   parseSchedule,
   transientBackoffMs,

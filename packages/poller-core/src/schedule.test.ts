@@ -1,9 +1,9 @@
+import { MAX_TIMEOUT_MS } from '@agent/timers';
 import { describe, expect, it } from 'vitest';
 import {
   breakerBackoffMs,
   jitterBound,
   leaseTtlMs,
-  MAX_TIMER_MS,
   parseRfc3339,
   parseSchedule,
   transientBackoffMs,
@@ -224,7 +224,7 @@ describe('at', () => {
   it('a 30-day-away instant is further than one setTimeout can wait', () => {
     const now = T('2026-01-01T00:00:00Z');
     const s = must({ at: '2026-01-31T00:00:00Z' });
-    expect(s.firstSlot(now)! - now).toBeGreaterThan(MAX_TIMER_MS);
+    expect(s.firstSlot(now)! - now).toBeGreaterThan(MAX_TIMEOUT_MS);
   });
 });
 

@@ -345,6 +345,3 @@ export function transientBackoffMs(n: number, intervalMs: number): number {
 export function breakerBackoffMs(k: number): number {
   return Math.min(30 * 60_000, 60_000 * 2 ** Math.min(Math.max(k, 1) - 1, 20));
 }
-
-/** Largest delay a single `setTimeout` honours (2^31 - 1 ms, about 24.8 days). */
-export const MAX_TIMER_MS = 2 ** 31 - 1;

@@ -22,7 +22,7 @@ import {
   type RunnerSettings,
   type TickReport,
 } from './runner.js';
-import { jitterBound, leaseTtlMs, MAX_TIMER_MS, withJitter } from './schedule.js';
+import { jitterBound, leaseTtlMs, withJitter } from './schedule.js';
 import type { Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
 import { issueLines, validateJobs, type JobDefinition, type RejectedJob } from './validate.js';
 
@@ -48,7 +48,7 @@ export interface PollerServiceOptions {
   holderGone?: (holder: string) => boolean;
   /** TEST ONLY: lowers the 30 s lease TTL minimum. */
   minLeaseTtlMs?: number;
-  /** Fraction of the lease TTL a kind's fetch may take (default 0.8). */
+  /** Fraction of the lease TTL a kind's fetch may take (default 0.8), when below `tick_timeout_secs`. */
   tickDeadlineFactor?: number;
 }
 
@@ -131,6 +131,7 @@ interface JobRuntime {
 const DEFAULT_SETTINGS: RunnerSettings = {
   default_jitter_ms: 5000,
   lease_ttl_factor: 2,
+  tick_timeout_secs: 120,
   failure_alert_cooldown_secs: 3600,
   breaker_threshold: 5,
 };
@@ -359,18 +360,15 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     disarm(rt);
     if (stopped || rt.retired) return;
     const delay = Math.max(0, at - clock.now());
-    // Long waits are chained: one setTimeout cannot wait more than ~24.8 days.
-    rt.timer = clock.setTimer(
-      () => {
-        rt.timer = null;
-        if (clock.now() < at) {
-          armAt(rt, at);
-          return;
-        }
-        return wake(rt);
-      },
-      Math.min(delay, MAX_TIMER_MS),
-    );
+    // The clock waits any delay (long ones chained); an early wake means the wall clock lags the timer.
+    rt.timer = clock.setTimer(() => {
+      rt.timer = null;
+      if (clock.now() < at) {
+        armAt(rt, at);
+        return;
+      }
+      return wake(rt);
+    }, delay);
   };
 
   const arm = async (rt: JobRuntime) => {

@@ -97,6 +97,7 @@ export function createTestSnapshot(opts: TestSnapshotOptions = {}): ConfigSnapsh
     state_db: './data/poller.db',
     default_jitter_ms: 0,
     lease_ttl_factor: 2,
+    tick_timeout_secs: 120,
     failure_alert_cooldown_secs: 3600,
     breaker_threshold: 5,
     kind_packages: [],

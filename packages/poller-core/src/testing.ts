@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { compileSchema, type ConfigSnapshot } from '@agent/config-snapshot';
 import { createGuardedHttp, type GuardedHttpOptions } from '@agent/guarded-http';
 import { createMemoryLogger, silentLogger, type MemoryLogger } from '@agent/log';
+import { setTimer } from '@agent/timers';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { Clock, TimerCallback } from './clock.js';
@@ -352,7 +353,7 @@ export function testPollerKind(kind: PollerKind, options: ConformanceOptions): v
           () => 'resolved',
           () => 'rejected',
         );
-        setTimeout(
+        setTimer(
           () => ac.abort(new Error('aborted by the conformance suite')),
           options.scenarios?.hang ? 50 : 0,
         );

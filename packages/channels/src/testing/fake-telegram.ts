@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { setTimer, type TimerHandle } from '@agent/timers';
 import { readBody, sendJson, startLoopbackServer } from './http.js';
 
 export interface FakeTelegramOptions {
@@ -46,7 +47,7 @@ function fail(res: ServerResponse, status: number, description: string, extra: o
 interface Waiter {
   offset: number | undefined;
   res: ServerResponse;
-  timer: NodeJS.Timeout;
+  timer: TimerHandle;
 }
 
 /**
@@ -77,7 +78,7 @@ export async function createFakeTelegram(options: FakeTelegramOptions): Promise<
     if (updates.length === 0) return;
     const w = waiter;
     waiter = undefined;
-    clearTimeout(w.timer);
+    w.timer.cancel();
     sendJson(w.res, 200, { ok: true, result: updates });
   };
 
@@ -128,7 +129,7 @@ export async function createFakeTelegram(options: FakeTelegramOptions): Promise<
       if (waiter) {
         const old = waiter;
         waiter = undefined;
-        clearTimeout(old.timer);
+        old.timer.cancel();
         fail(
           old.res,
           409,
@@ -143,14 +144,14 @@ export async function createFakeTelegram(options: FakeTelegramOptions): Promise<
       const w: Waiter = {
         offset,
         res,
-        timer: setTimeout(() => {
+        timer: setTimer(() => {
           if (waiter === w) waiter = undefined;
           sendJson(res, 200, { ok: true, result: [] });
         }, timeout * 1000),
       };
       waiter = w;
       res.on('close', () => {
-        clearTimeout(w.timer);
+        w.timer.cancel();
         if (waiter === w) waiter = undefined;
       });
       return;
@@ -224,7 +225,7 @@ export async function createFakeTelegram(options: FakeTelegramOptions): Promise<
       for (let i = 0; i < times; i++) pollFailures.push(status);
     },
     async close() {
-      if (waiter) clearTimeout(waiter.timer);
+      waiter?.timer.cancel();
       waiter = undefined;
       await server.close();
     },

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { setTimer, type TimerHandle } from '@agent/timers';
 
 /** One request as the fake server received it. */
 export interface RecordedRequest {
@@ -63,7 +64,7 @@ export async function startFakeServer(setup: FakeServerSetup): Promise<FakeModel
   const queue: FakeReply[] = [];
   let handler: FakeHandler | undefined;
   const sockets = new Set<Socket>();
-  const timers = new Set<NodeJS.Timeout>();
+  const timers = new Set<TimerHandle>();
   let waiters: (() => void)[] = [];
   const notify = (): void => {
     const pending = waiters;
@@ -116,15 +117,16 @@ export async function startFakeServer(setup: FakeServerSetup): Promise<FakeModel
       return;
     }
     if (reply.hang) return;
-    if (reply.delayMs !== undefined && reply.delayMs > 0) {
+    const delayMs = reply.delayMs ?? 0;
+    if (delayMs > 0) {
       const gone = await new Promise<boolean>((resolve) => {
-        const timer = setTimeout(() => {
+        const timer = setTimer(() => {
           timers.delete(timer);
           resolve(false);
-        }, reply.delayMs);
+        }, delayMs);
         timers.add(timer);
         res.on('close', () => {
-          clearTimeout(timer);
+          timer.cancel();
           timers.delete(timer);
           resolve(true);
         });
@@ -176,7 +178,7 @@ export async function startFakeServer(setup: FakeServerSetup): Promise<FakeModel
         check();
       }),
     close: async () => {
-      for (const t of timers) clearTimeout(t);
+      for (const t of timers) t.cancel();
       timers.clear();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -1,0 +1,92 @@
+/**
+ * @agent/timers — the one way the product waits. Node fires a `setTimeout` whose delay is above
+ * 2^31-1 ms (about 24.8 days) after 1 ms, so a monthly deadline would fire at once; these helpers chain
+ * such waits in steps instead and never fire early.
+ */
+
+/** The longest delay one Node timer honours: 2^31 - 1 ms, about 24.8 days. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+export interface TimerOptions {
+  /** The timer does not keep the process alive (Node's `timeout.unref()`). */
+  unref?: boolean;
+}
+
+/** A pending wait. `cancel()` may be called any number of times, also after the timer fired. */
+export interface TimerHandle {
+  cancel(): void;
+}
+
+/** What `sleep` waits with: `setTimer` itself, or a test's fake clock. */
+export type Scheduler = (callback: () => void, ms: number) => TimerHandle;
+
+/** NaN and negative delays mean "as soon as possible", as with `setTimeout`. */
+function delayOf(ms: number): number {
+  return ms > 0 ? ms : 0;
+}
+
+/**
+ * Calls `callback` once, `ms` from now. A delay above `MAX_TIMEOUT_MS` is waited in steps of at most
+ * `MAX_TIMEOUT_MS`; `Infinity` never fires.
+ */
+export function setTimer(callback: () => void, ms: number, options: TimerOptions = {}): TimerHandle {
+  let left = delayOf(ms);
+  let current: NodeJS.Timeout | undefined;
+  const step = (): void => {
+    const wait = Math.min(left, MAX_TIMEOUT_MS);
+    left -= wait;
+    current = setTimeout(left > 0 ? step : fire, wait);
+    if (options.unref) current.unref();
+  };
+  const fire = (): void => {
+    current = undefined;
+    callback();
+  };
+  step();
+  return {
+    cancel() {
+      if (current !== undefined) clearTimeout(current);
+      current = undefined;
+    },
+  };
+}
+
+/**
+ * Resolves `true` after `ms`, or `false` as soon as `signal` aborts (at once when it already has). It
+ * never rejects, and leaves no listener on `signal`. `schedule` replaces the real timer (fake clocks).
+ */
+export function sleep(ms: number, signal?: AbortSignal, schedule: Scheduler = setTimer): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  const delay = delayOf(ms);
+  if (delay === 0) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const onAbort = (): void => {
+      timer.cancel();
+      resolve(false);
+    };
+    const timer = schedule(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, delay);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** A signal that aborts by itself; `cancel()` stops its timer once the work it bounds is over. */
+export interface TimeoutSignal extends TimerHandle {
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Like `AbortSignal.timeout(ms)`: the signal aborts after `ms` with a `TimeoutError` DOMException. Unlike
+ * it, the wait is chained past `MAX_TIMEOUT_MS` and can be cancelled.
+ */
+export function timeoutSignal(ms: number, options: TimerOptions = {}): TimeoutSignal {
+  const controller = new AbortController();
+  const timer = setTimer(
+    () => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')),
+    ms,
+    options,
+  );
+  return { signal: controller.signal, cancel: () => timer.cancel() };
+}
