@@ -3,7 +3,7 @@ import type { CliIO } from './io.js';
 import { pollersCommand } from './pollers.js';
 import { reloadCommand } from './reload.js';
 
-export { processIO, type CliIO } from './io.js';
+export { keepRunningOnClosedStdout, processIO, type CliIO } from './io.js';
 export {
   formatReloadAck,
   NO_ACK_MESSAGE,

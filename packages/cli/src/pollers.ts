@@ -14,6 +14,7 @@ import {
   formatJobTable,
   formatReloadPlan,
   formatRunResult,
+  formatTime,
   type JobDetailJson,
   type JobSummaryJson,
   type ReloadPlanJson,
@@ -89,7 +90,10 @@ export async function runPollers(io: CliIO, args: PollersArgs): Promise<number> 
         );
         if (args.json) json(body);
         else if (args.action === 'pause') io.out(`paused ${body.id}`);
-        else io.out(`resumed ${body.id}${body.next_run_at ? ` (next run ${body.next_run_at})` : ''}`);
+        else
+          io.out(
+            `resumed ${body.id}${body.next_run_at ? ` (next run ${formatTime(body.next_run_at)})` : ''}`,
+          );
         return 0;
       }
       case 'reset': {

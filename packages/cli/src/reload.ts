@@ -68,7 +68,7 @@ export async function runReload(
       data: { request_id: randomUUID(), requested_by: 'cli' },
       timeoutMs: args.timeoutMs ?? RELOAD_ACK_TIMEOUT_MS,
     })) as ReloadAck;
-    if (args.json) io.out(JSON.stringify(ack));
+    if (args.json) io.out(JSON.stringify(ack, null, 2));
     else for (const l of formatReloadAck(ack, io.color)) io.out(l);
     return reloadExitCode(ack);
   } catch (err) {
