@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /** The `agent` command: with no sub-command it runs the daemon in the foreground. */
 // Client commands must start fast: the daemon's modules are imported only when the daemon runs.
-import { cliCommands, processIO } from '@agent/cli';
-import { isLogLevel, type LogFormat } from '@agent/log';
+import { cliCommands, keepRunningOnClosedStdout, processIO } from '@agent/cli';
+import { createLogger, isLogLevel, type LogFormat } from '@agent/log';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { routeWarnings, signalStopper, STOP_MARGIN_MS, uncaughtLogger } from './process-guards.js';
 
 const io = processIO();
 
@@ -13,6 +14,13 @@ async function runDaemon(
   logFormat: LogFormat | undefined,
   logLevel: string | undefined,
 ): Promise<void> {
+  // Before start-up, so that a signal or a warning during start is not handled by Node's defaults.
+  keepRunningOnClosedStdout();
+  const warnings = routeWarnings();
+  const stopper = signalStopper((code) => process.exit(code));
+  process.on('SIGTERM', stopper.onSignal);
+  process.on('SIGINT', stopper.onSignal);
+
   const { DaemonStartError, startDaemon } = await import('./daemon.js');
   let daemon;
   try {
@@ -22,6 +30,7 @@ async function runDaemon(
       ...(isLogLevel(logLevel) ? { logLevel } : {}),
     });
   } catch (err) {
+    warnings.attach(createLogger(logFormat ? { format: logFormat } : {}));
     io.err(
       `agent: ${err instanceof DaemonStartError ? err.message : `cannot start: ${(err as Error).message}`}`,
     );
@@ -29,22 +38,16 @@ async function runDaemon(
     return;
   }
   const log = daemon.logger;
+  warnings.attach(log);
   process.on('unhandledRejection', (reason) =>
     log.error('unhandled rejection', { err: reason instanceof Error ? reason.message : String(reason) }),
   );
-  process.on('uncaughtException', (err) => log.error('uncaught exception', { err: err.message }));
-  let signals = 0;
-  const onSignal = (sig: NodeJS.Signals): void => {
-    signals++;
-    if (signals > 1) {
-      log.warn('second signal: exiting now', { signal: sig });
-      process.exit(1);
-    }
-    log.info('signal received', { signal: sig });
-    void daemon.stop().then(() => process.exit(0));
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  process.on('uncaughtException', uncaughtLogger(log));
+  stopper.attach({
+    stop: () => daemon.stop(),
+    logger: log,
+    boundMs: daemon.store.current().runtime.shutdown_grace_ms + STOP_MARGIN_MS,
+  });
 }
 
 async function checkConfig(configDir: string): Promise<number> {
