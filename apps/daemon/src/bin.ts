@@ -51,7 +51,10 @@ async function runDaemon(
   stopper.attach({
     stop: () => daemon.stop(),
     logger: log,
-    boundMs: daemon.store.current().runtime.shutdown_grace_ms + STOP_MARGIN_MS,
+    // Read when the signal comes: shutdown_grace_ms is hot.
+    get boundMs() {
+      return daemon.store.current().runtime.shutdown_grace_ms + STOP_MARGIN_MS;
+    },
   });
 }
 
