@@ -1,18 +1,31 @@
 #!/usr/bin/env node
 /** The `agent` command: with no sub-command it runs the daemon in the foreground. */
 // Client commands must start fast: the daemon's modules are imported only when the daemon runs.
-import { cliCommands, processIO } from '@agent/cli';
-import { isLogLevel, type LogFormat } from '@agent/log';
+import { cliCommands, keepRunningOnClosedStdout, POLLERS_ACTIONS, processIO } from '@agent/cli';
+import { createLogger, isLogLevel, type LogFormat } from '@agent/log';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { routeWarnings, signalStopper, STOP_MARGIN_MS, uncaughtLogger } from './process-guards.js';
+import { USAGE_EXIT_CODE, UsageError, usageErrorLines } from './usage.js';
+import { DAEMON_VERSION } from './version.js';
 
 const io = processIO();
+
+const DAEMON_EXIT =
+  'Exit codes: 0 stopped cleanly after SIGTERM or SIGINT; 1 cannot start (invalid configuration, a port in use, another daemon on the data dir), a second signal, a stop past shutdown_grace_ms + 5 s; 2 usage error. With --check-config: 0 the daemon would start with nothing rejected; 1 any error (a file, an agent, a job, a kind package, a start check); 2 usage error.';
 
 async function runDaemon(
   configDir: string,
   logFormat: LogFormat | undefined,
   logLevel: string | undefined,
 ): Promise<void> {
+  // Before start-up, so that a signal or a warning during start is not handled by Node's defaults.
+  keepRunningOnClosedStdout();
+  const warnings = routeWarnings();
+  const stopper = signalStopper((code) => process.exit(code));
+  process.on('SIGTERM', stopper.onSignal);
+  process.on('SIGINT', stopper.onSignal);
+
   const { DaemonStartError, startDaemon } = await import('./daemon.js');
   let daemon;
   try {
@@ -22,6 +35,7 @@ async function runDaemon(
       ...(isLogLevel(logLevel) ? { logLevel } : {}),
     });
   } catch (err) {
+    warnings.attach(createLogger(logFormat ? { format: logFormat } : {}));
     io.err(
       `agent: ${err instanceof DaemonStartError ? err.message : `cannot start: ${(err as Error).message}`}`,
     );
@@ -29,22 +43,19 @@ async function runDaemon(
     return;
   }
   const log = daemon.logger;
+  warnings.attach(log);
   process.on('unhandledRejection', (reason) =>
     log.error('unhandled rejection', { err: reason instanceof Error ? reason.message : String(reason) }),
   );
-  process.on('uncaughtException', (err) => log.error('uncaught exception', { err: err.message }));
-  let signals = 0;
-  const onSignal = (sig: NodeJS.Signals): void => {
-    signals++;
-    if (signals > 1) {
-      log.warn('second signal: exiting now', { signal: sig });
-      process.exit(1);
-    }
-    log.info('signal received', { signal: sig });
-    void daemon.stop().then(() => process.exit(0));
-  };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  process.on('uncaughtException', uncaughtLogger(log));
+  stopper.attach({
+    stop: () => daemon.stop(),
+    logger: log,
+    // Read when the signal comes: shutdown_grace_ms is hot.
+    get boundMs() {
+      return daemon.store.current().runtime.shutdown_grace_ms + STOP_MARGIN_MS;
+    },
+  });
 }
 
 async function checkConfig(configDir: string): Promise<number> {
@@ -55,39 +66,68 @@ async function checkConfig(configDir: string): Promise<number> {
   return out.exitCode;
 }
 
-await yargs(hideBin(process.argv))
-  .scriptName('agent')
-  .usage('$0 [command]\n\nWith no command, runs the daemon in the foreground.')
-  .command(
-    '$0',
-    'Run the daemon in the foreground',
-    (y) =>
-      y
-        .option('config-dir', { type: 'string', default: './config', describe: 'Config directory' })
-        .option('log-format', {
-          choices: ['kv', 'json'] as const,
-          describe: 'Log format (overrides runtime.yaml)',
-        })
-        .option('log-level', {
-          choices: ['debug', 'info', 'warn', 'error'] as const,
-          describe: 'Log level (overrides runtime.yaml)',
-        })
-        .option('check-config', {
-          type: 'boolean',
-          default: false,
-          describe: 'Validate every config file and exit (1 on any error)',
-        }),
-    async (argv) => {
-      if (argv['check-config']) {
-        process.exitCode = await checkConfig(argv['config-dir']);
-        return;
-      }
-      await runDaemon(argv['config-dir'], argv['log-format'], argv['log-level']);
-    },
-  )
-  .command(cliCommands(io))
-  .strict()
-  .completion('completion', 'Print a shell completion script')
-  .help()
-  .version(false)
-  .parseAsync();
+const args = hideBin(process.argv);
+try {
+  await yargs(args)
+    .scriptName('agent')
+    .usage('$0 [command]\n\nWith no command, runs the daemon in the foreground.')
+    .command(
+      '$0',
+      'Run the daemon in the foreground',
+      (y) =>
+        y
+          .option('config-dir', {
+            type: 'string',
+            requiresArg: true,
+            default: './config',
+            describe: 'Config directory',
+          })
+          .option('log-format', {
+            choices: ['kv', 'json'] as const,
+            describe: 'Log format (overrides runtime.yaml)',
+          })
+          .option('log-level', {
+            choices: ['debug', 'info', 'warn', 'error'] as const,
+            describe: 'Log level (overrides runtime.yaml)',
+          })
+          .option('check-config', {
+            type: 'boolean',
+            default: false,
+            describe:
+              "Run the daemon's own checks of every file and job without starting, and exit (1 on any error)",
+          })
+          .epilogue(DAEMON_EXIT),
+      async (argv) => {
+        if (argv['check-config']) {
+          process.exitCode = await checkConfig(argv['config-dir']);
+          return;
+        }
+        await runDaemon(argv['config-dir'], argv['log-format'], argv['log-level']);
+      },
+    )
+    .command(cliCommands(io))
+    .strict()
+    .recommendCommands()
+    .completion('completion', 'Print a shell completion script')
+    .help()
+    .version(DAEMON_VERSION)
+    // A usage error is not a failure of the command: exit 2 with a short hint, never the whole help.
+    .fail((msg, err) => {
+      if (err && err.name !== 'YError') throw err;
+      throw new UsageError(msg ?? err?.message ?? 'invalid command line');
+    })
+    .parseAsync();
+} catch (err) {
+  if (err instanceof UsageError) {
+    const lines = usageErrorLines(err.message, args, {
+      reload: [],
+      pollers: POLLERS_ACTIONS,
+      completion: [],
+    });
+    for (const l of lines) io.err(l);
+    process.exitCode = USAGE_EXIT_CODE;
+  } else {
+    io.err(`agent: ${(err as Error).message}`);
+    process.exitCode = 1;
+  }
+}

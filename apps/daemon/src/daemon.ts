@@ -29,12 +29,14 @@ import {
 } from '@agent/config-snapshot';
 import { createLogger, type LogFormat, type Logger, type LogLevel } from '@agent/log';
 import { Registry } from 'prom-client';
+import { registerBuildInfo } from './build-info.js';
 import { createConfigMetrics } from './config-metrics.js';
 import { accountSchemas } from './kinds.js';
 import { startPollers, type PollerSubsystem } from './pollers.js';
 import { createReloadPipeline, fileErrors, type ReloadPipeline } from './reload.js';
 import { noValidAgentMessage, readAdminToken } from './start-checks.js';
 import type { ApplyReport, Subsystem } from './subsystem.js';
+import { DAEMON_VERSION } from './version.js';
 
 export interface DaemonOptions {
   configDir: string;
@@ -76,6 +78,7 @@ export function loadOptionsFor(opts: Pick<DaemonOptions, 'cwd' | 'env'>): Omit<L
 }
 
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
+  const startedAt = new Date().toISOString();
   const cwd = opts.cwd ?? process.cwd();
   const loadOptions = loadOptionsFor({ cwd, env: opts.env ?? process.env });
   const bootLog = createLogger({
@@ -111,6 +114,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     logger.error('snapshot listener failed', { err: (err as Error).message }),
   );
   const registry = new Registry();
+  registerBuildInfo(registry);
   const configMetrics = createConfigMetrics(registry);
   configMetrics.setVersions(first);
 
@@ -119,11 +123,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   try {
     let metrics: ServedApp | undefined;
     if (first.runtime.metrics.enabled) {
-      metrics = await serveApp(createMetricsApp(registry), parseListen(first.runtime.metrics.listen));
+      metrics = await serveApp(createMetricsApp(registry), parseListen(first.runtime.metrics.listen), {
+        setting: 'runtime.yaml metrics.listen',
+      });
       cleanups.push(() => metrics!.close());
     }
 
-    const broker: Broker = await createBroker(resolveBrokerConfig(first.broker, { dataDir, cwd }), {
+    const brokerConfig = resolveBrokerConfig(first.broker, { dataDir, cwd });
+    const broker: Broker = await createBroker(brokerConfig, {
       logger: logger.child({ component: 'broker' }),
     });
     cleanups.push(() => broker.close());
@@ -247,6 +254,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         token,
         redact: (t) => store.current().redact(t),
         logger,
+        // Absolute paths, so that a client run from another directory finds this daemon's broker socket.
+        info: () => ({
+          version: DAEMON_VERSION,
+          pid: process.pid,
+          started_at: startedAt,
+          config_dir: resolve(cwd, opts.configDir),
+          data_dir: dataDir,
+          broker: brokerConfig.socketPath
+            ? { kind: brokerConfig.kind, socket: brokerConfig.socketPath }
+            : { kind: brokerConfig.kind },
+        }),
         reloadPollers: async () => {
           const outcome = await reloads.reload({ source: 'admin' });
           const report = outcome.reports.get('pollers');
@@ -279,6 +297,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
 
     logger.info('daemon started', {
       version: first.version,
+      daemon_version: DAEMON_VERSION,
       agents: [...first.agents.keys()],
       config_dir: opts.configDir,
       broker: first.broker.kind,

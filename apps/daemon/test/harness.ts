@@ -154,11 +154,17 @@ export interface CliResult {
   ms: number;
 }
 
-export function runCli(w: Workdir, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+/** Runs the bin in `w.root`, or in `cwd` (a client run from another directory). */
+export function runCli(
+  w: Workdir,
+  args: string[],
+  env: Record<string, string> = {},
+  cwd = w.root,
+): Promise<CliResult> {
   const t0 = Date.now();
   return new Promise((resolve) => {
     const p = spawn(process.execPath, [BIN, ...args], {
-      cwd: w.root,
+      cwd,
       env: childEnv({ NO_COLOR: '1', ...env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

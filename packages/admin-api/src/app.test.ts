@@ -136,6 +136,27 @@ describe('admin API: endpoints', () => {
     expect(reloads.credentials).toBe(1);
   });
 
+  it('GET /admin/info answers who the daemon is, also with the subsystem off; 404 without the callback', async () => {
+    const info = {
+      version: '1.2.3',
+      pid: 42,
+      started_at: '2026-01-01T00:00:00.000Z',
+      config_dir: '/srv/agent/config',
+      data_dir: '/srv/agent/data',
+      broker: { kind: 'local' as const, socket: '/srv/agent/data/broker.sock' },
+    };
+    const { get, post } = await setup({ pollers: null, info: () => info });
+    const res = await get('/admin/info');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual(info);
+    const wrong = await post('/admin/info');
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD');
+    const none = await (await setup()).get('/admin/info');
+    expect(none.status).toBe(404);
+    expect((await errorOf(none)).code).toBe('ADMIN_NOT_FOUND');
+  });
+
   it('every /admin/pollers* path is 404 while the subsystem is off', async () => {
     const { get, post, reloads } = await setup({ pollers: () => null });
     for (const res of [
@@ -358,6 +379,23 @@ describe('serveAdmin', () => {
     const { app } = await setup();
     for (const listen of ['0.0.0.0:9091', '192.168.1.2:9091', '[::]:9091', 'example.com:9091'])
       await expect(serveAdmin(app, listen)).rejects.toMatchObject({ code: 'ADMIN_NOT_LOOPBACK' });
+  });
+
+  it('a port in use names the setting and the likely cause', async () => {
+    const { app } = await setup();
+    const first = await serveAdmin(app, '127.0.0.1:0');
+    try {
+      const err = await serveAdmin(app, `127.0.0.1:${first.port}`).then(
+        () => undefined,
+        (e: unknown) => e as Error & { code?: string },
+      );
+      expect(err?.code).toBe('EADDRINUSE');
+      expect(err?.message).toBe(
+        `cannot listen on 127.0.0.1:${first.port} (runtime.yaml admin.listen): the address is already in use; another daemon running? stop it, or change runtime.yaml admin.listen`,
+      );
+    } finally {
+      await first.close();
+    }
   });
 
   it('serves on 127.0.0.1 and answers a real HTTP client', async () => {

@@ -77,12 +77,25 @@ export interface CredentialsReloadResult {
   pollers: boolean;
 }
 
+/** `GET /admin/info`: who the daemon is and where it keeps things (absolute paths). */
+export interface AdminInfo {
+  version: string;
+  pid: number;
+  /** RFC 3339. */
+  started_at: string;
+  config_dir: string;
+  data_dir: string;
+  broker: { kind: 'local' | 'nats'; socket?: string };
+}
+
 export interface AdminAppOptions {
   /** `null` while the poller subsystem is off; a function is asked on every request (the subsystem may start on reload). */
   pollers: AdminPollers | null | (() => AdminPollers | null);
   /** Re-reads the config and applies the poller diff. Throw an `AdminError` to choose the answer (e.g. `ADMIN_BAD_REQUEST`). */
   reloadPollers(): Promise<ReloadPlanJson>;
   reloadCredentials(): Promise<CredentialsReloadResult>;
+  /** `GET /admin/info`; without it the endpoint answers 404. */
+  info?: () => AdminInfo;
   /** When set (non-empty), every request needs `Authorization: Bearer <token>`. A function is asked per request. */
   token?: string | null | (() => string | null);
   /** Hides secret values in every string of every answer (the snapshot's `redact`). */
@@ -173,6 +186,10 @@ export function createAdminApp(options: AdminAppOptions): Hono {
       return options.reloadPollers();
     },
     reloadCredentials: async () => options.reloadCredentials(),
+    info: async () => {
+      if (!options.info) throw new AdminError('ADMIN_NOT_FOUND', 'no daemon information here');
+      return options.info();
+    },
   };
 
   for (const route of ADMIN_ROUTES) {

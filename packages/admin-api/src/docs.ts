@@ -41,7 +41,7 @@ export function renderAdminApiDocs(): string {
   p(
     '',
     'Every `/admin/pollers*` path answers 404 `ADMIN_NOT_FOUND` while the poller subsystem is off',
-    '(`pollers.yaml` absent, or `enabled: false`); `/admin/credentials/reload` always exists. A job id that is',
+    '(`pollers.yaml` absent, or `enabled: false`); `/admin/credentials/reload` and `/admin/info` always exist. A job id that is',
     'also an action name is still reachable: `GET /admin/pollers/reload` shows a job named `reload`.',
     'A `GET` endpoint also answers `HEAD`.',
     '',

@@ -1,8 +1,9 @@
 export { createMetricsApp } from './metrics.js';
-export { parseListen, serveAdmin, serveApp, type ServedApp } from './serve.js';
+export { parseListen, serveAdmin, serveApp, type ServedApp, type ServeOptions } from './serve.js';
 export {
   createAdminApp,
   type AdminAppOptions,
+  type AdminInfo,
   type AdminJobDetail,
   type AdminJobSummary,
   type AdminPollers,

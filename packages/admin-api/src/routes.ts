@@ -11,7 +11,8 @@ export type AdminRouteName =
   | 'resumePoller'
   | 'resetPoller'
   | 'reloadPollers'
-  | 'reloadCredentials';
+  | 'reloadCredentials'
+  | 'info';
 
 export interface AdminRoute {
   name: AdminRouteName;
@@ -154,6 +155,22 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     ],
     pollers: false,
     mutation: true,
+  },
+  {
+    name: 'info',
+    method: 'GET',
+    path: '/admin/info',
+    purpose:
+      'Who the daemon is and where its files are (absolute paths); a client run from another directory takes the broker socket from here. Exists also while the poller subsystem is off.',
+    request: 'none',
+    responses: [
+      {
+        status: 200,
+        body: '`{"version", "pid", "started_at", "config_dir", "data_dir", "broker": {"kind", "socket"?}}`: daemon version, process id, start time (RFC 3339), config and data directories, broker kind and local broker socket.',
+      },
+    ],
+    pollers: false,
+    mutation: false,
   },
 ];
 

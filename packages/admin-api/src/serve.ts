@@ -21,10 +21,40 @@ export function parseListen(listen: string): { host: string; port: number } {
   return { host: m[1]!, port: Number(m[2]) };
 }
 
-export function serveApp(app: Hono, listen: { host: string; port: number }): Promise<ServedApp> {
+export interface ServeOptions {
+  /** The setting the address comes from (`runtime.yaml metrics.listen`), named in a listen error. */
+  setting?: string;
+}
+
+/** A listen error that says which setting to change and the likely cause. */
+function listenError(
+  err: NodeJS.ErrnoException,
+  listen: { host: string; port: number },
+  setting?: string,
+): Error {
+  const where = `${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${listen.port}`;
+  const from = setting ? ` (${setting})` : '';
+  const hint =
+    err.code === 'EADDRINUSE'
+      ? `the address is already in use; another daemon running? stop it${setting ? `, or change ${setting}` : ''}`
+      : err.code === 'EACCES'
+        ? `permission denied; use a port above 1023${setting ? ` in ${setting}` : ''}`
+        : err.code === 'EADDRNOTAVAIL'
+          ? `no such local address${setting ? `; fix ${setting}` : ''}`
+          : err.message;
+  return Object.assign(new Error(`cannot listen on ${where}${from}: ${hint}`, { cause: err }), {
+    code: err.code,
+  });
+}
+
+export function serveApp(
+  app: Hono,
+  listen: { host: string; port: number },
+  options: ServeOptions = {},
+): Promise<ServedApp> {
   return new Promise((resolveServed, reject) => {
     const server = serve({ fetch: app.fetch, hostname: listen.host, port: listen.port });
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, listen, options.setting)));
     server.once('listening', () => {
       const addr = server.address() as AddressInfo;
       const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
@@ -58,5 +88,5 @@ export function serveAdmin(app: Hono, listen: string | { host: string; port: num
         `the admin server listens on loopback only; "${addr.host}" is not 127.0.0.1, localhost or ::1 (fix runtime.yaml admin.listen)`,
       ),
     );
-  return serveApp(app, { host, port: addr.port });
+  return serveApp(app, { host, port: addr.port }, { setting: 'runtime.yaml admin.listen' });
 }

@@ -77,6 +77,16 @@ describe('formatting', () => {
     ]);
   });
 
+  it('show prints a released lease as none, never its past expiry', () => {
+    const lines = formatJobDetail({
+      ...job,
+      lease: { holder: null, epoch: 6, expires_at: '2026-01-01T00:00:16.000Z' },
+    });
+    expect(lines).toContain('lease holder: none (last epoch 6)');
+    expect(lines.join('\n')).not.toContain('00:00:16');
+    expect(formatJobDetail({ ...job, lease: null })).toContain('lease holder: none');
+  });
+
   it('quotes strings that would read as another type', () => {
     expect(formatValue({ a: 'true', b: '10', c: 'x: y', d: '' })).toEqual([
       'a: "true"',

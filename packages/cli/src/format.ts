@@ -185,9 +185,12 @@ const dest = (d: { channel: string; to: string } | null | undefined): string =>
 /** The `agent pollers show` text. */
 export function formatJobDetail(j: JobDetailJson, color = false): string[] {
   const cursor = j.cursor ? (j.cursor.present ? `${j.cursor.bytes} bytes` : 'none') : '-';
-  const lease = j.lease
-    ? `${j.lease.holder ?? '-'} (epoch ${j.lease.epoch}, expires ${formatTime(j.lease.expires_at)})`
-    : 'none';
+  // A lease without a holder is released: its expiry is history, not a hold, so it is not printed.
+  const lease = !j.lease
+    ? 'none'
+    : j.lease.holder
+      ? `${j.lease.holder} (epoch ${j.lease.epoch}, expires ${formatTime(j.lease.expires_at)})`
+      : `none (last epoch ${j.lease.epoch})`;
   const rows: [string, string][] = [
     ['id', j.id],
     ['kind', j.kind],

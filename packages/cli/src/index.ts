@@ -3,10 +3,12 @@ import type { CliIO } from './io.js';
 import { pollersCommand } from './pollers.js';
 import { reloadCommand } from './reload.js';
 
-export { processIO, type CliIO } from './io.js';
+export { keepRunningOnClosedStdout, processIO, type CliIO } from './io.js';
 export {
   formatReloadAck,
   NO_ACK_MESSAGE,
+  NO_RESPONDER_MESSAGE,
+  NOT_REACHABLE_MESSAGE,
   RELOAD_ACK_SUBJECT,
   RELOAD_ACK_TIMEOUT_MS,
   RELOAD_SUBJECT,
@@ -17,9 +19,13 @@ export {
   type ReloadAck,
 } from './reload.js';
 export {
+  exitCodesEpilogue,
+  POLLERS_ACTIONS,
+  POLLERS_EXIT_CODES,
   pollersCommand,
   runPollers,
   RESET_NEEDS_YES,
+  type ExitCodes,
   type PollersAction,
   type PollersArgs,
 } from './pollers.js';
@@ -38,6 +44,7 @@ export {
   type AdminTarget,
   type CliErrorCode,
 } from './admin-client.js';
+export { daemonBrokerConfig, fetchDaemonInfo, INFO_TIMEOUT_MS, type DaemonInfoJson } from './daemon-info.js';
 export {
   alignTable,
   formatJobDetail,

@@ -9,10 +9,55 @@ export interface CliIO {
   setExitCode(code: number): void;
 }
 
+const closed = { stdout: false, stderr: false };
+let guarded = false;
+let exitOnClosedStdout = true;
+
+const isClosedPipe = (err: NodeJS.ErrnoException): boolean =>
+  err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED' || err.code === 'ERR_STREAM_WRITE_AFTER_END';
+
+/**
+ * 'error' listeners on stdout and stderr. Without them a write to a closed pipe (`agent pollers list | head -1`)
+ * is an uncaught exception with a stack trace. A client whose stdout reader is gone stops quietly with its
+ * current exit code, as git and kubectl do; a closed stderr only stops the writing.
+ */
+function guardStdio(): void {
+  if (guarded) return;
+  guarded = true;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    closed.stdout = true;
+    if (!exitOnClosedStdout) return;
+    if (!isClosedPipe(err)) {
+      writeTo('stderr', `agent: cannot write the output: ${err.message}`);
+      process.exitCode = 1;
+    }
+    process.exit();
+  });
+  process.stderr.on('error', () => {
+    closed.stderr = true;
+  });
+}
+
+function writeTo(name: 'stdout' | 'stderr', line: string): void {
+  const stream = process[name];
+  if (closed[name] || stream.destroyed) return;
+  try {
+    stream.write(line + '\n');
+  } catch {
+    closed[name] = true;
+  }
+}
+
+/** The daemon keeps running when nobody reads its stdout any more (its logs go to stderr anyway). */
+export function keepRunningOnClosedStdout(): void {
+  exitOnClosedStdout = false;
+}
+
 export function processIO(): CliIO {
+  guardStdio();
   return {
-    out: (l) => process.stdout.write(l + '\n'),
-    err: (l) => process.stderr.write(l + '\n'),
+    out: (l) => writeTo('stdout', l),
+    err: (l) => writeTo('stderr', l),
     cwd: process.cwd(),
     env: process.env,
     color: Boolean(process.stdout.isTTY) && !process.env.NO_COLOR,

@@ -14,6 +14,7 @@ import {
   formatJobTable,
   formatReloadPlan,
   formatRunResult,
+  formatTime,
   type JobDetailJson,
   type JobSummaryJson,
   type RejectedJobJson,
@@ -23,6 +24,16 @@ import {
 import type { CliIO } from './io.js';
 
 export type PollersAction = 'list' | 'show' | 'run' | 'pause' | 'resume' | 'reset' | 'reload';
+
+export const POLLERS_ACTIONS: readonly PollersAction[] = [
+  'list',
+  'show',
+  'run',
+  'pause',
+  'resume',
+  'reset',
+  'reload',
+];
 
 export interface PollersArgs {
   action: PollersAction;
@@ -94,7 +105,10 @@ export async function runPollers(io: CliIO, args: PollersArgs): Promise<number> 
         );
         if (args.json) json(body);
         else if (args.action === 'pause') io.out(`paused ${body.id}`);
-        else io.out(`resumed ${body.id}${body.next_run_at ? ` (next run ${body.next_run_at})` : ''}`);
+        else
+          io.out(
+            `resumed ${body.id}${body.next_run_at ? ` (next run ${formatTime(body.next_run_at)})` : ''}`,
+          );
         return 0;
       }
       case 'reset': {
@@ -136,10 +150,12 @@ function common(y: Argv): Argv<CommonArgs> {
   return y
     .option('admin-url', {
       type: 'string',
+      requiresArg: true,
       describe: `Admin server URL (default: ${ADMIN_URL_ENV}, else runtime.yaml admin.listen)`,
     })
     .option('config-dir', {
       type: 'string',
+      requiresArg: true,
       default: './config',
       describe: 'Config directory whose runtime.yaml names the admin server',
     })
@@ -181,48 +197,83 @@ function sub(
   };
 }
 
+/** What each exit code means per command; the help epilogues and the table in `docs/cli.md` say the same. */
+export interface ExitCodes {
+  /** 0 */
+  ok: string;
+  /** 1 */
+  failed: string;
+  /** 2, besides a usage error. */
+  attention?: string;
+}
+
+const NOT_RUNNING = 'daemon not running';
+export const POLLERS_EXIT_CODES: Readonly<Record<PollersAction, ExitCodes>> = {
+  list: { ok: 'done', failed: `${NOT_RUNNING}, API error` },
+  show: { ok: 'done', failed: `${NOT_RUNNING}, unknown job, API error` },
+  run: {
+    ok: 'the tick was ok or skipped',
+    failed: `the tick failed, ${NOT_RUNNING}, unknown job, API error`,
+  },
+  pause: { ok: 'done', failed: `${NOT_RUNNING}, unknown job, API error` },
+  resume: { ok: 'done', failed: `${NOT_RUNNING}, unknown job, API error` },
+  reset: {
+    ok: 'done',
+    failed: `${NOT_RUNNING}, unknown job, API error`,
+    attention: 'without --yes (nothing changed)',
+  },
+  reload: {
+    ok: 'nothing rejected',
+    failed: `${NOT_RUNNING}, nothing applied (a global file invalid, every agent rejected, a restart needed), API error`,
+    attention: 'a job or a file was rejected (the rest applied)',
+  },
+};
+
+/** `Exit codes: 0 …, 1 …, 2 … or usage error.` */
+export function exitCodesEpilogue(c: ExitCodes): string {
+  return `Exit codes: 0 ${c.ok}; 1 ${c.failed}; 2 ${c.attention ? `${c.attention}, or ` : ''}usage error.`;
+}
+
 /** `agent pollers <command>`. */
 export function pollersCommand(io: CliIO): CommandModule<object, object> {
-  const EXIT = 'Exit codes: 0 done, 1 error (daemon not running, unknown job, API error)';
+  const withExit = (
+    action: PollersAction,
+    describe: string,
+    extra?: (y: Argv<CommonArgs>) => Argv<CommonArgs>,
+  ) =>
+    sub(io, action, describe, (y) =>
+      (extra ? extra(y) : y).epilogue(exitCodesEpilogue(POLLERS_EXIT_CODES[action])),
+    );
   return {
     command: 'pollers <command>',
     describe: 'Operate the poller jobs of the running daemon (through its loopback admin API)',
     builder: (argv: Argv) =>
-      argv
-        .command(sub(io, 'list', 'List every job: schedule, paused, breaker, last and next run, errors'))
-        .command(sub(io, 'show', 'Show one job: status, config (secrets redacted), cursor, lease holder'))
+      // The flags every sub-command takes, so that `agent pollers --help` lists them too.
+      common(argv)
+        .command(withExit('list', 'List every job: schedule, paused, breaker, last and next run, errors'))
+        .command(withExit('show', 'Show one job: status, config (secrets redacted), cursor, lease holder'))
         .command(
-          sub(
-            io,
-            'run',
-            'Run one tick now (bypasses schedule and lease) and print status and item counts',
-            (y) => y.epilogue(`${EXIT}; a tick that failed also exits 1.`),
-          ),
+          withExit('run', 'Run one tick now (bypasses schedule and lease) and print status and item counts'),
         )
-        .command(sub(io, 'pause', 'Pause a job (persisted)'))
-        .command(sub(io, 'resume', 'Resume a paused job'))
+        .command(withExit('pause', 'Pause a job (persisted)'))
+        .command(withExit('resume', 'Resume a paused job'))
         .command(
-          sub(
-            io,
+          withExit(
             'reset',
             'Clear the cursor, seen items and errors of a job (destructive; needs --yes)',
             (y) =>
-              y
-                .option('yes', { type: 'boolean', default: false, describe: 'Confirm the reset' })
-                .epilogue(`${EXIT}, 2 without --yes.`) as never,
+              y.option('yes', { type: 'boolean', default: false, describe: 'Confirm the reset' }) as never,
           ),
         )
         .command(
-          sub(
-            io,
+          withExit(
             'reload',
             'Re-read the config and apply the poller diff; print the plan and rejected jobs',
-            (y) => y.epilogue(`${EXIT}, 2 when a job or a file was rejected (the rest applied).`),
           ),
         )
         .demandCommand(1, 'name a pollers command: list, show, run, pause, resume, reset or reload')
         .epilogue(
-          `The admin URL is --admin-url, else ${ADMIN_URL_ENV}, else admin.listen of <config-dir>/runtime.yaml (default http://127.0.0.1:9091).`,
+          `The admin URL is --admin-url, else ${ADMIN_URL_ENV}, else admin.listen of <config-dir>/runtime.yaml (default http://127.0.0.1:9091). Exit codes: see agent pollers <command> --help.`,
         ),
     handler: () => {},
   };

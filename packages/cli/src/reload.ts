@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Broker } from '@agent/broker';
 import { formatIssue, loadClientConfig } from '@agent/config-snapshot/client';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { daemonBrokerConfig } from './daemon-info.js';
 import { paint, type CliIO } from './io.js';
 
 export const RELOAD_SUBJECT = 'control.reload';
@@ -24,6 +25,10 @@ export interface ReloadAck {
 }
 
 export const NO_ACK_MESSAGE = `no control.reload.ack received within ${RELOAD_ACK_TIMEOUT_MS / 1000} s: the daemon is not running, or runtime.reload.enabled is false`;
+/** Failed at once, not after a wait: nothing to connect to, or nothing subscribed. */
+export const NOT_REACHABLE_MESSAGE = 'no control.reload.ack: the daemon is not running or cannot be reached';
+export const NO_RESPONDER_MESSAGE =
+  'no control.reload.ack: nothing answers control.reload; the daemon is not running, or runtime.reload.enabled is false';
 
 /** Everything the reload rejected: agents, jobs and files (the spec line's `rejected=` count). */
 export function rejectedCount(ack: ReloadAck): number {
@@ -77,7 +82,11 @@ export async function runReload(
   let broker: Broker | undefined;
   try {
     broker = await connectBroker(
-      resolveBrokerConfig(config.broker, { dataDir: config.dataDir, cwd: io.cwd }),
+      await daemonBrokerConfig(
+        resolveBrokerConfig(config.broker, { dataDir: config.dataDir, cwd: io.cwd }),
+        io,
+        args.configDir,
+      ),
       { connectTimeoutMs: 2000 },
     );
     const ack = (await requestWithAck(broker, {
@@ -86,17 +95,19 @@ export async function runReload(
       data: { request_id: randomUUID(), requested_by: 'cli' },
       timeoutMs: args.timeoutMs ?? RELOAD_ACK_TIMEOUT_MS,
     })) as ReloadAck;
-    if (args.json) io.out(JSON.stringify(ack));
+    if (args.json) io.out(JSON.stringify(ack, null, 2));
     else for (const l of formatReloadAck(ack, io.color)) io.out(l);
     return reloadExitCode(ack);
   } catch (err) {
     if (isBrokerError(err)) {
       const why =
-        err.code === 'BROKER_UNREACHABLE' || err.code === 'BROKER_NO_RESPONDERS'
-          ? `${NO_ACK_MESSAGE} (${err.message})`
-          : err.code === 'BROKER_TIMEOUT'
-            ? NO_ACK_MESSAGE
-            : `reload failed: ${err.message}`;
+        err.code === 'BROKER_UNREACHABLE'
+          ? `${NOT_REACHABLE_MESSAGE} (${err.message})`
+          : err.code === 'BROKER_NO_RESPONDERS'
+            ? `${NO_RESPONDER_MESSAGE} (${err.message})`
+            : err.code === 'BROKER_TIMEOUT'
+              ? NO_ACK_MESSAGE
+              : `reload failed: ${err.message}`;
       io.err(`agent reload: ${why}`);
       return 1;
     }
@@ -120,7 +131,7 @@ export function reloadCommand(io: CliIO): CommandModule<object, ReloadArgs> {
         })
         .option('json', { type: 'boolean', default: false, describe: 'Print the ack as JSON' })
         .epilogue(
-          'Exit codes: 0 applied with nothing rejected, 2 anything rejected (an agent, a job or a file: the rest applied), 1 no ack within 5 s.',
+          'Exit codes: 0 applied with nothing rejected; 1 no ack (daemon not reachable, runtime.reload.enabled: false, or no answer within 5 s), unreadable config dir; 2 anything rejected (an agent, a job or a file; the rest applied), or usage error.',
         ) as unknown as Argv<ReloadArgs>,
     handler: async (argv: ArgumentsCamelCase<ReloadArgs>) => {
       io.setExitCode(await runReload(io, { configDir: argv['config-dir'], json: argv.json }));

@@ -328,7 +328,8 @@ export const runtimeFileSchema = {
     data_dir: {
       type: 'string',
       default: './data',
-      description: 'Where the daemon keeps its state (sockets, offsets, transcripts by default).',
+      description:
+        "Where the daemon keeps its state (sockets, offsets, transcripts by default). A relative path resolves against the daemon's working directory, like every relative path in the config (not against the config dir); client commands ask the running daemon for the absolute path (`GET /admin/info`), so they work from any directory.",
     },
     reload: {
       type: 'object',

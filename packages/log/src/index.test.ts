@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { createLogger, createMemoryLogger, formatRecord } from './index.js';
+import { createLogger, createMemoryLogger, formatRecord, streamSink } from './index.js';
 
 describe('log', () => {
   it('writes key=value lines with quoted message and values that need quoting', () => {
@@ -49,5 +51,40 @@ describe('log', () => {
     const log = createMemoryLogger();
     log.child({ a: 1 }).warn('w', { b: 2 });
     expect(log.find('w')[0]?.fields).toEqual({ a: 1, b: 2 });
+  });
+
+  it('never throws: a sink that throws is swallowed, a field JSON cannot print keeps the record', () => {
+    const throwing = createLogger({
+      write: () => {
+        throw new Error('write EPIPE');
+      },
+    });
+    expect(() => throwing.error('uncaught exception', { err: 'x' })).not.toThrow();
+    const lines: string[] = [];
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const log = createLogger({ format: 'json', write: (l) => lines.push(l) });
+    expect(() => log.info('cyclic', { obj: cyclic, n: 10n })).not.toThrow();
+    expect(JSON.parse(lines[0]!)).toMatchObject({ msg: 'cyclic', log_error: expect.any(String) });
+  });
+
+  it('a stream sink stops writing, silently, once the reader of its pipe is gone (EPIPE)', async () => {
+    // A real pipe: the child exits without reading, so our end of its stdin fails with EPIPE.
+    const child = spawn(process.execPath, ['-e', ''], { stdio: ['pipe', 'ignore', 'ignore'] });
+    await once(child, 'exit');
+    const stream = child.stdin!;
+    let writes = 0;
+    const write = stream.write.bind(stream);
+    stream.write = ((...args: Parameters<typeof write>) => {
+      writes++;
+      return write(...args);
+    }) as typeof stream.write;
+    const sink = streamSink(stream);
+    const log = createLogger({ write: sink });
+    log.error('first');
+    await once(stream, 'close');
+    const before = writes;
+    for (let i = 0; i < 100; i++) log.error('uncaught exception', { err: 'write EPIPE' });
+    expect(writes).toBe(before);
   });
 });

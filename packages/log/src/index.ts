@@ -84,15 +84,28 @@ class StructuredLogger implements Logger {
     private readonly opts: Required<LoggerOptions>,
     private readonly bound: LogFields,
   ) {}
+  // Logging never throws: a caller that logs from an error path (an uncaught-exception handler) must not get
+  // a new exception back, or it logs again and loops.
   private emit(level: LogLevel, msg: string, fields?: LogFields): void {
     if (ORDER[level] < ORDER[this.opts.level]) return;
-    const rec: LogRecord = {
-      ts: this.opts.now().toISOString(),
-      level,
-      msg,
-      fields: { ...this.bound, ...fields },
-    };
-    this.opts.write(formatRecord(rec, this.opts.format));
+    try {
+      const rec: LogRecord = {
+        ts: this.opts.now().toISOString(),
+        level,
+        msg,
+        fields: { ...this.bound, ...fields },
+      };
+      let line: string;
+      try {
+        line = formatRecord(rec, this.opts.format);
+      } catch (err) {
+        // A field JSON cannot print (a cycle, a BigInt): keep the record, drop the fields.
+        line = formatRecord({ ...rec, fields: { log_error: (err as Error).message } }, this.opts.format);
+      }
+      this.opts.write(line);
+    } catch {
+      // The sink failed synchronously; there is nowhere left to report it.
+    }
   }
   debug(msg: string, fields?: LogFields): void {
     this.emit('debug', msg, fields);
@@ -111,12 +124,44 @@ class StructuredLogger implements Logger {
   }
 }
 
+/**
+ * A sink that writes one line per call to `stream` and stops, silently, once the stream failed or closed
+ * (EPIPE: whoever read our stderr is gone). Without the 'error' listener a failed write would be an uncaught
+ * exception, which the daemon logs, which fails again: a busy loop that never lets a signal be handled.
+ */
+export function streamSink(stream: NodeJS.WritableStream): (line: string) => void {
+  let broken = false;
+  stream.on('error', () => {
+    broken = true;
+  });
+  const s = stream as NodeJS.WritableStream & { destroyed?: boolean };
+  return (line) => {
+    if (broken) return;
+    if (s.destroyed === true || !stream.writable) {
+      broken = true;
+      return;
+    }
+    try {
+      stream.write(line + '\n');
+    } catch {
+      broken = true;
+    }
+  };
+}
+
+// One sink for stderr per process, so one 'error' listener however many loggers there are.
+let stderrSink: ((line: string) => void) | undefined;
+const writeStderr = (line: string): void => {
+  stderrSink ??= streamSink(process.stderr);
+  stderrSink(line);
+};
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   return new StructuredLogger(
     {
       level: options.level ?? 'info',
       format: options.format ?? 'kv',
-      write: options.write ?? ((line) => process.stderr.write(line + '\n')),
+      write: options.write ?? writeStderr,
       now: options.now ?? (() => new Date()),
     },
     {},
