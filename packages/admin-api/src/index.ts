@@ -1,4 +1,4 @@
-export { createMetricsApp } from './metrics.js';
+export { createMetricsApp, type MetricsAppOptions } from './metrics.js';
 export { parseListen, serveAdmin, serveApp, type ServedApp, type ServeOptions } from './serve.js';
 export {
   createAdminApp,

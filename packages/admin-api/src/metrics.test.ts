@@ -25,6 +25,17 @@ describe('metrics app', () => {
     }
   });
 
+  it('answers /healthz always and /readyz only while ready', async () => {
+    let ready = false;
+    const app = createMetricsApp(new Registry(), { ready: () => ready });
+    expect((await app.request('/healthz')).status).toBe(200);
+    const before = await app.request('/readyz');
+    expect([before.status, await before.json()]).toEqual([503, { status: 'not ready' }]);
+    ready = true;
+    const after = await app.request('/readyz');
+    expect([after.status, await after.json()]).toEqual([200, { status: 'ready' }]);
+  });
+
   it('parses listen addresses', () => {
     expect(parseListen('127.0.0.1:9090')).toEqual({ host: '127.0.0.1', port: 9090 });
     expect(parseListen('[::1]:0')).toEqual({ host: '::1', port: 0 });
