@@ -28,7 +28,7 @@ import {
   type SnapshotStore,
 } from '@agent/config-snapshot';
 import { createLogger, type LogFormat, type Logger, type LogLevel } from '@agent/log';
-import { Registry } from 'prom-client';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { registerBuildInfo } from './build-info.js';
 import { createConfigMetrics } from './config-metrics.js';
 import { accountSchemas } from './kinds.js';
@@ -115,15 +115,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   );
   const registry = new Registry();
   registerBuildInfo(registry);
+  // Node's process metrics (CPU, memory, event-loop lag, handles) as every Prometheus exporter offers them.
+  collectDefaultMetrics({ register: registry });
   const configMetrics = createConfigMetrics(registry);
   configMetrics.setVersions(first);
 
   const cleanups: (() => Promise<void>)[] = [];
   const subsystems: Subsystem[] = [];
+  let state: 'starting' | 'running' | 'stopping' = 'starting';
   try {
     let metrics: ServedApp | undefined;
     if (first.runtime.metrics.enabled) {
-      metrics = await serveApp(createMetricsApp(registry), parseListen(first.runtime.metrics.listen), {
+      const app = createMetricsApp(registry, { ready: () => state === 'running' });
+      metrics = await serveApp(app, parseListen(first.runtime.metrics.listen), {
         setting: 'runtime.yaml metrics.listen',
       });
       cleanups.push(() => metrics!.close());
@@ -295,6 +299,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     );
     cleanups.push(() => admin.close());
 
+    state = 'running';
     logger.info('daemon started', {
       version: first.version,
       daemon_version: DAEMON_VERSION,
@@ -319,6 +324,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       stop() {
         stopping ??= (async () => {
           const grace = store.current().runtime.shutdown_grace_ms;
+          state = 'stopping';
           logger.info('daemon stopping', { grace_ms: grace });
           for (const s of subsystems.toReversed()) {
             try {

@@ -254,6 +254,24 @@ describe('pollers.yaml fields that need a restart, and kind packages', () => {
   });
 });
 
+describe('metrics an operator expects', () => {
+  it('process metrics, /healthz and /readyz on the metrics port, and the job gauges', async () => {
+    const w = setup({
+      ...baseConfig({ runtime: SLOW_WATCHER }),
+      'pollers.yaml': `pollers:\n  jobs:\n${rssJob('blog', '      paused_on_boot: true\n')}`,
+    });
+    const d = await boot(w);
+    const base = d.metricsUrl.replace(/\/metrics$/, '');
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${base}/readyz`);
+    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
+    expect(await d.metric('process_resident_memory_bytes')).toBeGreaterThan(0);
+    expect(await d.metric('nodejs_eventloop_lag_seconds')).toBeGreaterThanOrEqual(0);
+    expect(await d.metric('poller_paused', { job_id: 'blog' })).toBe(1);
+    expect(await d.metric('poller_jobs_rejected')).toBe(0);
+  });
+});
+
 describe('a start that fails half way', () => {
   it('an unopenable state_db stops every part that started and exits 1', async () => {
     // A chat_a webhook listener starts before the pollers: it must not keep the process alive.
