@@ -275,9 +275,9 @@ describe('retire', () => {
     expect(client.inFlight).toBe(0);
     await fake.waitForNoConnections();
     expect(fake.openConnections).toBe(0);
-    expect(logger.find('model client closed')[0]?.fields).toMatchObject({
-      reason: 'drained',
-      aborted_calls: 0,
+    expect(logger.find('model client closed')[0]).toMatchObject({
+      level: 'info',
+      fields: { reason: 'drained', aborted_calls: 0 },
     });
   });
 
@@ -302,11 +302,13 @@ describe('retire', () => {
     });
   });
 
-  it('retiring an idle client closes it at once', async () => {
-    const { client } = await setup();
+  it('retiring an idle client closes it at once, and says so at debug only (every reload does it)', async () => {
+    const { client, logger } = await setup();
     await client.retire();
     expect(client.state).toBe('closed');
     await expect(client.complete(REQ)).rejects.toMatchObject({ code: 'MODEL_CLIENT_RETIRED' });
+    expect(logger.find('model client retired').map((r) => r.level)).toEqual(['debug']);
+    expect(logger.find('model client closed').map((r) => r.level)).toEqual(['debug']);
   });
 
   it('two clients of one provider are independent: retiring one leaves the other working', async () => {

@@ -100,6 +100,9 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
   const fail = (code: ModelErrorCode, message: string, details: object = {}): ModelError =>
     new ModelError(code, redactSecret(message, secret), { provider: config.name, ...details });
 
+  /** Calls were in flight when the client was retired (then its close is worth an info record). */
+  let hadCalls = false;
+
   function closePool(reason: 'drained' | 'deadline', aborted = 0): void {
     if (closing) return;
     closing = true;
@@ -109,7 +112,11 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
       .catch((err: unknown) => log.warn('model client pool close failed', { error: String(err) }))
       .finally(() => {
         state = 'closed';
-        log.info('model client closed', { reason, aborted_calls: aborted });
+        // Every reload retires the previous snapshot's clients: an idle one closing is routine, not news.
+        (aborted > 0 || hadCalls ? log.info : log.debug).call(log, 'model client closed', {
+          reason,
+          aborted_calls: aborted,
+        });
         resolveRetired?.();
       });
   }
@@ -365,7 +372,8 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
       retired = new Promise<void>((resolve) => {
         resolveRetired = resolve;
       });
-      log.info('model client retired', { in_flight: inFlight });
+      hadCalls = inFlight > 0;
+      (hadCalls ? log.info : log.debug).call(log, 'model client retired', { in_flight: inFlight });
       if (inFlight === 0) {
         closePool('drained');
       } else {
