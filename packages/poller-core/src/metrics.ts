@@ -22,6 +22,8 @@ export interface PollerMetrics {
   paused(jobId: string, paused: boolean): void;
   /** Time of the job's last successful tick (ms since the epoch; exported in seconds). */
   lastSuccess(jobId: string, atMs: number): void;
+  /** A warning a kind logged (repeats are counted here, not logged again). */
+  kindWarning(labels: JobLabels): void;
   /** Jobs of the running configuration that are rejected (a rejected edit of a running job included). */
   rejectedJobs(n: number): void;
   /** Deletes every series of the job (removed or replaced jobs). */
@@ -134,6 +136,17 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
         registers,
       }),
   );
+  const kindWarnings = getOrCreate(
+    registry,
+    'poller_kind_warnings_total',
+    () =>
+      new Counter({
+        name: 'poller_kind_warnings_total',
+        help: 'Warnings kinds gave during ticks; each message is logged once per job definition, then only counted here.',
+        labelNames: ['kind', 'agent', 'job_id'],
+        registers,
+      }),
+  );
   const rejected = getOrCreate(
     registry,
     'poller_jobs_rejected',
@@ -180,6 +193,8 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
       p.paused = on;
     },
     lastSuccess: (jobId, atMs) => success.set({ job_id: jobId }, atMs / 1000),
+    kindWarning: (labels) =>
+      kindWarnings.inc({ kind: labels.kind, agent: labels.agent, job_id: labels.job_id }),
     rejectedJobs: (n) => rejected.set(n),
     removeJob(labels) {
       for (const status of STATUSES) ticks.remove({ ...labels, status });
@@ -192,6 +207,7 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
       takeovers.remove({ job_id: labels.job_id });
       pausedGauge.remove({ job_id: labels.job_id });
       success.remove({ job_id: labels.job_id });
+      kindWarnings.remove(labels);
     },
   };
 }

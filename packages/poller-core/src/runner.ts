@@ -189,6 +189,35 @@ function lazyChild(base: Logger, fields: Record<string, unknown>): Logger {
   };
 }
 
+// Warning messages each job definition's kind has logged: a replaced definition starts afresh.
+const kindWarnings = new WeakMap<JobDefinition, Set<string>>();
+
+/**
+ * The logger a kind gets. A warning it gives again at every tick (an item it cannot use, say) is logged once
+ * per job definition and then only counted in `poller_kind_warnings_total`; other levels pass through.
+ */
+function kindLogger(env: RunnerEnv, def: JobDefinition, base: Logger): Logger {
+  let warned = kindWarnings.get(def);
+  if (!warned) kindWarnings.set(def, (warned = new Set()));
+  const seen = warned;
+  const wrap = (log: Logger): Logger => ({
+    debug: (msg, f) => log.debug(msg, f),
+    info: (msg, f) => log.info(msg, f),
+    error: (msg, f) => log.error(msg, f),
+    warn(msg, f) {
+      env.metrics.kindWarning(labelsOf(def));
+      if (seen.has(msg)) return;
+      seen.add(msg);
+      log.warn(msg, {
+        ...f,
+        repeats: 'logged once per job definition, counted in poller_kind_warnings_total',
+      });
+    },
+    child: (fields) => wrap(log.child(fields)),
+  });
+  return wrap(base);
+}
+
 export async function executeTick(
   env: RunnerEnv,
   def: JobDefinition,
@@ -346,7 +375,7 @@ export async function executeTick(
       shared,
       http: pollerHttp(env.http, fetchSignal, def.config.allow_private_networks === true),
       signal: fetchSignal,
-      logger: log,
+      logger: kindLogger(env, def, log),
       now: () => new Date(env.clock.now()),
     };
     result = checkResult(await def.kind.tick(ctx));

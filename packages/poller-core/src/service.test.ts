@@ -574,6 +574,36 @@ describe('metrics', () => {
     expect(text).toContain('poller_breaker_state{job_id="j1"} 0');
   });
 
+  it('a warning a kind repeats at every tick is logged once per job definition and counted', async () => {
+    const warnEvery = (ctx: TickContext) => {
+      ctx.logger.warn('fake item skipped', { item: 'x' });
+      ctx.logger.child({ part: 'p' }).warn('fake item skipped', { item: 'y' });
+      ctx.logger.warn('fake other warning');
+      return Promise.resolve({ items: [] });
+    };
+    const h = setup({ jobs: [job('j1'), job('j2')] });
+    h.fake.setDefault(warnEvery);
+    await h.service.start();
+    await h.clock.advance(0);
+    await h.clock.advance(MIN);
+    await h.clock.advance(MIN);
+    const logged = h.logger.find('fake item skipped');
+    expect(logged.map((r) => r.fields.job_id).sort()).toEqual(['j1', 'j2']);
+    expect(logged[0]!.fields.repeats).toMatch(/once per job definition/);
+    expect(h.logger.find('fake other warning')).toHaveLength(2);
+    expect(await metricValue(h.metrics, 'poller_kind_warnings_total', { job_id: 'j1' })).toBe(9);
+    // A replaced definition logs it again, once.
+    await h.service.reload(
+      createTestSnapshot({
+        version: 2,
+        jobs: [job('j1', { config: { message_template: 'v2 {title}' } }), job('j2')],
+        settings: { default_jitter_ms: 0, breaker_threshold: 3 },
+      }),
+    );
+    await h.clock.advance(MIN);
+    expect(h.logger.find('fake item skipped').filter((r) => r.fields.job_id === 'j1')).toHaveLength(2);
+  });
+
   it('shows paused jobs and the last success in gauges, from the stored state after a restart too', async () => {
     const h = setup();
     h.fake.push({ items: [] }, new PermanentError('gone'));
