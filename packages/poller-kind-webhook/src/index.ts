@@ -17,13 +17,11 @@ export {
   type SkippedItem,
 } from './items.js';
 export {
-  createWebhookPollerKind,
   webhookPollerKind,
   webhookConfigSchema,
   webhookSourceKey,
   WEBHOOK_DEFAULT_MAX_PER_TICK,
   type WebhookConfig,
   type WebhookConfig as Config,
-  type WebhookKindOptions,
 } from './kind.js';
 export { webhookPollerKind as default } from './kind.js';

@@ -135,94 +135,79 @@ export function webhookSourceKey(
   return `${method} ${safeUrl(config.url)} items_path=${JSON.stringify(config.items_path ?? '')} id_field=${JSON.stringify(config.id_field)} sha256:${sha256(hidden)}`;
 }
 
-export interface WebhookKindOptions {
-  /** Called with the number of items skipped for want of an id, per tick that skipped any. */
-  onItemsSkipped?(jobId: string, count: number): void;
-}
-
-/** Builds the kind. `webhookPollerKind` is `createWebhookPollerKind()`. */
-export function createWebhookPollerKind(options: WebhookKindOptions = {}): PollerKind {
-  // Items skipped without an id, per job, since the process started (reported in the warn record).
-  const skippedTotals = new Map<string, number>();
-
-  async function tick(ctx: TickContext<WebhookConfig>): Promise<TickResult> {
-    const { config } = ctx;
-    const method = config.method ?? 'GET';
-    const what = `${method} ${safeUrl(config.url)}`;
-    const configured = config.headers ?? {};
-    const names = new Set(Object.keys(configured).map((n) => n.toLowerCase()));
-    const sendBody = method === 'POST' && config.body !== undefined;
-    const headers: Record<string, string> = {
-      ...(names.has('accept') ? {} : { accept: 'application/json' }),
-      ...(sendBody && !names.has('content-type') ? { 'content-type': 'application/json' } : {}),
-      ...configured,
-    };
-
-    let res;
-    try {
-      res = await ctx.http.request(config.url, {
-        method,
-        headers,
-        ...(sendBody ? { body: JSON.stringify(config.body) } : {}),
-        ...httpRequestLimits(config),
-      });
-    } catch (err) {
-      throw requestFailure(err, what);
-    }
-    if (res.status < 200 || res.status >= 300)
-      throw statusFailure(
-        res.status,
-        what,
-        res.retryAfterMs,
-        isPermanentStatus,
-        'check url, method and headers, then resume the job',
-      );
-    // 204 No Content: nothing to report this time.
-    if (res.status === 204) return { items: [] };
-
-    let data: unknown;
-    try {
-      data = JSON.parse(res.text());
-    } catch {
-      // The body is not quoted: an endpoint may echo request headers back.
-      const type = (res.headers['content-type'] ?? 'none').split(';')[0]!.slice(0, 60);
-      throw new TransientError(
-        `${what}: the response is not JSON (content-type ${type}, ${res.body.length} bytes)`,
-      );
-    }
-    const selected = selectItems(data, { itemsPath: config.items_path, idField: config.id_field });
-    if (!selected.ok) throw new TransientError(`${what}: ${selected.code}: ${selected.error}`);
-
-    if (selected.skipped.length > 0) {
-      const total = (skippedTotals.get(ctx.job.id) ?? 0) + selected.skipped.length;
-      skippedTotals.set(ctx.job.id, total);
-      const first = selected.skipped[0]!;
-      ctx.logger.warn('webhook_poll items without a usable id were skipped', {
-        skipped: selected.skipped.length,
-        skipped_total: total,
-        first_index: first.index,
-        first_problem: first.message,
-      });
-      options.onItemsSkipped?.(ctx.job.id, selected.skipped.length);
-    }
-    return {
-      items: selected.items.map(({ id, item }) => ({ id, fields: webhookFieldLookup(item) })),
-    };
-  }
-
-  const definition: PollerKindDefinition<WebhookConfig> = {
-    kind: 'webhook_poll',
-    apiVersion: 1,
-    configSchema: webhookConfigSchema,
-    placeholders: 'any',
-    validate,
-    sourceKey: webhookSourceKey,
-    tick,
+async function tick(ctx: TickContext<WebhookConfig>): Promise<TickResult> {
+  const { config } = ctx;
+  const method = config.method ?? 'GET';
+  const what = `${method} ${safeUrl(config.url)}`;
+  const configured = config.headers ?? {};
+  const names = new Set(Object.keys(configured).map((n) => n.toLowerCase()));
+  const sendBody = method === 'POST' && config.body !== undefined;
+  const headers: Record<string, string> = {
+    ...(names.has('accept') ? {} : { accept: 'application/json' }),
+    ...(sendBody && !names.has('content-type') ? { 'content-type': 'application/json' } : {}),
+    ...configured,
   };
-  // Typed as the untyped `PollerKind` the registry takes; the runner only hands `tick` and `validate`
-  // configs that passed `webhookConfigSchema`.
-  return definePollerKind(definition as unknown as PollerKindDefinition);
+
+  let res;
+  try {
+    res = await ctx.http.request(config.url, {
+      method,
+      headers,
+      ...(sendBody ? { body: JSON.stringify(config.body) } : {}),
+      ...httpRequestLimits(config),
+    });
+  } catch (err) {
+    throw requestFailure(err, what);
+  }
+  if (res.status < 200 || res.status >= 300)
+    throw statusFailure(
+      res.status,
+      what,
+      res.retryAfterMs,
+      isPermanentStatus,
+      'check url, method and headers, then resume the job',
+    );
+  // 204 No Content: nothing to report this time.
+  if (res.status === 204) return { items: [] };
+
+  let data: unknown;
+  try {
+    data = JSON.parse(res.text());
+  } catch {
+    // The body is not quoted: an endpoint may echo request headers back.
+    const type = (res.headers['content-type'] ?? 'none').split(';')[0]!.slice(0, 60);
+    throw new TransientError(
+      `${what}: the response is not JSON (content-type ${type}, ${res.body.length} bytes)`,
+    );
+  }
+  const selected = selectItems(data, { itemsPath: config.items_path, idField: config.id_field });
+  if (!selected.ok) throw new TransientError(`${what}: ${selected.code}: ${selected.error}`);
+
+  if (selected.skipped.length > 0) {
+    // The runner logs this once per job definition and counts the repeats.
+    const first = selected.skipped[0]!;
+    ctx.logger.warn('webhook_poll items without a usable id were skipped', {
+      skipped: selected.skipped.length,
+      first_index: first.index,
+      first_problem: first.message,
+    });
+  }
+  return {
+    items: selected.items.map(({ id, item }) => ({ id, fields: webhookFieldLookup(item) })),
+  };
 }
+
+const definition: PollerKindDefinition<WebhookConfig> = {
+  kind: 'webhook_poll',
+  apiVersion: 1,
+  configSchema: webhookConfigSchema,
+  placeholders: 'any',
+  validate,
+  sourceKey: webhookSourceKey,
+  tick,
+};
 
 /** The `webhook_poll` kind: generic JSON GET / POST endpoints. */
-export const webhookPollerKind: PollerKind = createWebhookPollerKind();
+// Typed as the untyped `PollerKind` the registry takes; the runner only hands `tick` and `validate` configs
+// that passed `webhookConfigSchema`.
+export const webhookPollerKind: PollerKind = definePollerKind(definition as unknown as PollerKindDefinition);
