@@ -558,6 +558,14 @@ describe('transactions per tick', () => {
   });
 });
 
+/** A kind tick that gives the same warnings every time. */
+const warnEvery = (ctx: TickContext) => {
+  ctx.logger.warn('fake item skipped', { item: 'x' });
+  ctx.logger.child({ part: 'p' }).warn('fake item skipped', { item: 'y' });
+  ctx.logger.warn('fake other warning');
+  return Promise.resolve({ items: [] });
+};
+
 describe('metrics', () => {
   it('exposes the spec series with the spec labels', async () => {
     const h = setup();
@@ -575,12 +583,6 @@ describe('metrics', () => {
   });
 
   it('a warning a kind repeats at every tick is logged once per job definition and counted', async () => {
-    const warnEvery = (ctx: TickContext) => {
-      ctx.logger.warn('fake item skipped', { item: 'x' });
-      ctx.logger.child({ part: 'p' }).warn('fake item skipped', { item: 'y' });
-      ctx.logger.warn('fake other warning');
-      return Promise.resolve({ items: [] });
-    };
     const h = setup({ jobs: [job('j1'), job('j2')] });
     h.fake.setDefault(warnEvery);
     await h.service.start();
