@@ -27,6 +27,19 @@ describe('HTTP helpers for kinds', () => {
     expect(requestFailure(Object.assign(new Error('reset'), { code: 'HTTP_NETWORK' }), 'fetch').name).toBe(
       'TransientError',
     );
+    // A client message that names the request already is not prefixed with it again.
+    const what = 'GET https://feeds.example/x.json';
+    expect(
+      requestFailure(
+        Object.assign(new Error(`${what} failed: network error (ECONNREFUSED); check the host`), {
+          code: 'HTTP_NETWORK',
+        }),
+        what,
+      ).message,
+    ).toBe(`${what} failed: network error (ECONNREFUSED); check the host [HTTP_NETWORK]`);
+    expect(
+      requestFailure(Object.assign(new Error('too big'), { code: 'HTTP_BODY_TOO_LARGE' }), what).message,
+    ).toBe(`${what}: too big [HTTP_BODY_TOO_LARGE]`);
     const e = statusFailure(503, 'fetch', 10, (s) => s < 500, 'fix it') as Error & { retryAfterMs?: number };
     expect(e.name).toBe('TransientError');
     expect(e.retryAfterMs).toBe(1000);

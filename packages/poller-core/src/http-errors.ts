@@ -78,9 +78,10 @@ export function requestFailure(err: unknown, what: string): Error {
       `${what}: refused by the SSRF guard (${message}); set allow_private_networks: true to reach private hosts`,
       { cause: err },
     );
-  if (code && PERMANENT_HTTP_CODES.has(code))
-    return new PermanentError(`${what}: ${code}: ${message}`, { cause: err });
-  return new TransientError(`${what}: ${code ?? 'request failed'}: ${message}`, { cause: err });
+  // The client's messages usually name the request already ("GET https://x/y failed: ..."): say it once.
+  const text = `${message.startsWith(what) ? message : `${what}: ${message}`}${code ? ` [${code}]` : ''}`;
+  if (code && PERMANENT_HTTP_CODES.has(code)) return new PermanentError(text, { cause: err });
+  return new TransientError(text, { cause: err });
 }
 
 /** An HTTP status that is not success, with the server's `Retry-After` when it sent one. */
