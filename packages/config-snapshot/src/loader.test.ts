@@ -229,6 +229,17 @@ describe('poller jobs', () => {
     );
   });
 
+  it('a wrong every_secs is named with its value, at its key, as a bad schedule', () => {
+    const d = make({ ...baseFiles(), 'pollers.yaml': pollers(job('j1', '{ every_secs: fifteen }')) });
+    const issue = loadConfig(d.config, { cwd: d.root, env: {} }).snapshot!.pollers!.rejected[0]!.issues[0]!;
+    expect(issue).toMatchObject({
+      code: 'POLLER_BAD_SCHEDULE',
+      path: 'pollers.jobs[0].schedule.every_secs',
+      message: 'every_secs "fifteen" is not a whole number of seconds >= 1',
+      hint: expect.stringContaining('whole number of seconds'),
+    });
+  });
+
   it('refuses a tick_timeout_secs below 1 s', () => {
     const d = make({ ...baseFiles(), 'pollers.yaml': 'pollers:\n  tick_timeout_secs: 0\n' });
     const r = loadConfig(d.config, { cwd: d.root, env: {} });

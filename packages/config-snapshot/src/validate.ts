@@ -108,7 +108,10 @@ function translate(
         break;
       }
       case 'oneOf': {
-        input = oneOfMessage(e, value);
+        const explained = oneOfMessage(e, value);
+        input = explained.input;
+        // Point at the schedule key that is wrong, not only at the schedule.
+        if (explained.at) segs.push(explained.at);
         break;
       }
       case 'enum': {
@@ -147,8 +150,8 @@ function translate(
   return issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
 }
 
-// Explains a failed `oneOf` (schedules): which keys were expected and which were given.
-function oneOfMessage(e: ErrorObject, root: unknown): Omit<IssueInput, 'scope'> {
+// Explains a failed `oneOf` (schedules): which keys were expected and which were given, and the bad value.
+function oneOfMessage(e: ErrorObject, root: unknown): { input: Omit<IssueInput, 'scope'>; at?: string } {
   const target = pointerToSegments(e.instancePath, root).reduce<unknown>(
     (cur, k) =>
       cur !== null && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[k] : undefined,
@@ -159,20 +162,35 @@ function oneOfMessage(e: ErrorObject, root: unknown): Omit<IssueInput, 'scope'> 
     .filter((k): k is string => !!k);
   const given =
     target && typeof target === 'object' ? Object.keys(target).filter((k) => branches.includes(k)) : [];
+  // One code for "the schedule is wrong", whichever check found it (the poller validation uses it too).
+  const code = 'POLLER_BAD_SCHEDULE';
   if (given.length === 1) {
+    const key = given[0]!;
+    const extra = Object.keys(target as object).filter((k) => !branches.includes(k));
+    const bad = (target as Record<string, unknown>)[key];
     return {
-      code: 'CONFIG_INVALID_VALUE',
-      message: `invalid "${given[0]}" schedule`,
-      hint: scheduleHint(given[0]!),
+      input: {
+        code,
+        message:
+          key === 'every_secs' && !(Number.isInteger(bad) && (bad as number) >= 1)
+            ? `every_secs ${JSON.stringify(bad)} is not a whole number of seconds >= 1`
+            : key !== 'every_secs' && typeof bad !== 'string'
+              ? `${key} ${JSON.stringify(bad)} is not a string`
+              : `invalid "${key}" schedule${extra.length ? `: ${extra.map((k) => `"${k}"`).join(', ')} not allowed with it` : ''}`,
+        hint: scheduleHint(key),
+      },
+      at: key,
     };
   }
   return {
-    code: 'CONFIG_INVALID_VALUE',
-    message:
-      given.length === 0
-        ? `needs exactly one of ${branches.join(', ')}`
-        : `has ${given.join(' and ')}; exactly one of ${branches.join(', ')} is allowed`,
-    hint: `keep exactly one of ${branches.join(', ')}`,
+    input: {
+      code,
+      message:
+        given.length === 0
+          ? `needs exactly one of ${branches.join(', ')}`
+          : `has ${given.join(' and ')}; exactly one of ${branches.join(', ')} is allowed`,
+      hint: `keep exactly one of ${branches.join(', ')}`,
+    },
   };
 }
 
