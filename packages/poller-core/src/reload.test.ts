@@ -63,7 +63,10 @@ describe('reload', () => {
     const plan = await h.service.reload(h.next([job('a', { schedule: { cron: '* * * * *' } })]));
     expect(plan.keep).toEqual(['a']);
     expect(plan.rejected).toEqual([
-      { id: 'a', errors: [expect.stringMatching(/6 fields.*POLLER_BAD_SCHEDULE/)] },
+      {
+        id: 'a',
+        errors: [expect.stringMatching(/has 5 fields.*POLLER_BAD_SCHEDULE.*fix: write six fields/)],
+      },
     ]);
     await h.clock.advance(MIN);
     expect(h.fake.calls).toHaveLength(2);
@@ -87,7 +90,7 @@ describe('reload', () => {
       ['error', 'c', undefined],
     ]);
     expect(String(logged[0]!.fields.reason)).toMatch(
-      /pollers\.yaml pollers\.jobs\[0\]\.schedule: .*6 fields.*POLLER_BAD_SCHEDULE/,
+      /pollers\.yaml pollers\.jobs\[0\]\.schedule\.cron: .*has 5 fields.*POLLER_BAD_SCHEDULE/,
     );
     expect(await metricValue(h.metrics, 'poller_jobs_rejected', {})).toBe(2);
     const list = await h.service.list();
@@ -95,10 +98,10 @@ describe('reload', () => {
       ['a', 'stale'],
       ['b', 'current'],
     ]);
-    expect(list[0]!.definition_error).toMatch(/6 fields/);
+    expect(list[0]!.definition_error).toMatch(/has 5 fields/);
     expect((await h.service.show('a')).definition).toBe('stale');
     expect(h.service.rejectedJobs()).toEqual([
-      { id: 'a', errors: [expect.stringMatching(/6 fields/)], running: true },
+      { id: 'a', errors: [expect.stringMatching(/has 5 fields/)], running: true },
       { id: 'c', errors: [expect.stringMatching(/agent "nobody" does not exist/)], running: false },
     ]);
     // The same rejection at the next reload is not news; fixing it clears everything.

@@ -29,7 +29,13 @@ export interface Schedule {
   intervalMs(now: number): number;
 }
 
-export type ParseResult = { ok: true; schedule: Schedule } | { ok: false; errors: string[] };
+export type ParseResult =
+  | { ok: true; schedule: Schedule }
+  /** `field`: the schedule key at fault; `hint`: what to write instead. */
+  | { ok: false; errors: string[]; field?: 'every_secs' | 'cron' | 'tz' | 'at'; hint?: string };
+
+const CRON_FIELDS =
+  'six fields: second 0-59, minute 0-59, hour 0-23, day-of-month 1-31, month 1-12, day-of-week 0-7 (0 and 7 are Sunday), e.g. "0 */5 * * * *"';
 
 const DAY = 86_400_000;
 const HORIZON_DAYS = 366 * 10;
@@ -39,7 +45,11 @@ export function parseSchedule(spec: ScheduleSpec): ParseResult {
   if ('every_secs' in spec) {
     const s = spec.every_secs;
     if (!Number.isSafeInteger(s) || s < 1)
-      return { ok: false, errors: ['every_secs must be a whole number of seconds >= 1'] };
+      return {
+        ok: false,
+        errors: ['every_secs must be a whole number of seconds >= 1'],
+        field: 'every_secs',
+      };
     return { ok: true, schedule: everySchedule(s) };
   }
   if ('cron' in spec) return parseCron(spec.cron, spec.tz ?? 'UTC', spec.stagger_jitter_ms);
@@ -48,9 +58,9 @@ export function parseSchedule(spec: ScheduleSpec): ParseResult {
     if (ms === null)
       return {
         ok: false,
-        errors: [
-          `at "${spec.at}" is not an RFC 3339 instant such as 2026-05-01T09:00:00Z or 2026-05-01T09:00:00+02:00`,
-        ],
+        errors: [`at "${spec.at}" is not an RFC 3339 instant`],
+        field: 'at',
+        hint: 'write a date, a time and an offset, such as 2026-05-01T09:00:00Z or 2026-05-01T09:00:00+02:00',
       };
     return { ok: true, schedule: atSchedule(ms) };
   }
@@ -178,14 +188,16 @@ function parseCron(expr: string, tz: string, jitter: number | undefined): ParseR
   if (text.startsWith('@') || fields.length !== 6)
     return {
       ok: false,
-      errors: [
-        `cron "${text}" has ${text.startsWith('@') ? 'a macro' : `${fields.length} fields`}; write 6 fields: second minute hour day-of-month month day-of-week (e.g. "0 */5 * * * *")`,
-      ],
+      errors: [`cron "${text}" has ${text.startsWith('@') ? 'a macro' : `${fields.length} fields`}`],
+      field: 'cron',
+      hint: `write ${CRON_FIELDS}`,
     };
   if (!isValidTimeZone(tz))
     return {
       ok: false,
-      errors: [`tz "${tz}" is not an IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)`],
+      errors: [`tz "${tz}" is not an IANA time zone`],
+      field: 'tz',
+      hint: 'use a zone name such as Europe/Berlin, America/New_York or UTC',
     };
   let parts: CronParts;
   try {
@@ -201,7 +213,12 @@ function parseCron(expr: string, tz: string, jitter: number | undefined): ParseR
     };
     CronExpressionParser.parse(parts.dayExpr, { tz: 'UTC' });
   } catch (err) {
-    return { ok: false, errors: [`cron "${text}" is invalid: ${(err as Error).message}`] };
+    return {
+      ok: false,
+      errors: [`cron "${text}" is invalid: ${(err as Error).message}`],
+      field: 'cron',
+      hint: `check each field against ${CRON_FIELDS}; no month has a day 30 of February or 31 of April`,
+    };
   }
   let gapCache: { at: number; gap: number } | undefined;
   const schedule: Schedule = {
@@ -226,7 +243,9 @@ function parseCron(expr: string, tz: string, jitter: number | undefined): ParseR
   if (nextCron(parts, tz, Date.UTC(2026, 0, 1)) === null || nextCron(parts, tz, Date.now()) === null)
     return {
       ok: false,
-      errors: [`cron "${text}" never fires (no matching date within 10 years); check day-of-month and month`],
+      errors: [`cron "${text}" never fires (no matching date within 10 years)`],
+      field: 'cron',
+      hint: 'check day-of-month against month (February has 29 days at most, April, June, September and November 30)',
     };
   return { ok: true, schedule };
 }

@@ -129,7 +129,14 @@ export function validateJob(
   const schedule = parseSchedule(spec.schedule as ScheduleSpec);
   if (!schedule.ok)
     for (const e of schedule.errors)
-      issues.push(job.issueAt(['schedule'], e, undefined, 'POLLER_BAD_SCHEDULE'));
+      issues.push(
+        job.issueAt(
+          ['schedule', ...(schedule.field ? [schedule.field] : [])],
+          e,
+          schedule.hint,
+          'POLLER_BAD_SCHEDULE',
+        ),
+      );
 
   const agent = snapshot.agents.get(spec.agent);
   if (!agent)
