@@ -88,7 +88,7 @@ describe('reload results that do not lie', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toMatch(/^reload v2: applied=1 rejected=2 /m);
     expect(r.stdout).toMatch(
-      /^ {2}✗ job blog: config\/pollers\.yaml:\d+:\d+ pollers\.jobs\[0\]\.schedule: .*6 fields.* \(its previous definition keeps running\)$/m,
+      /^ {2}✗ job blog: config\/pollers\.yaml:\d+:\d+ pollers\.jobs\[0\]\.schedule\.cron: .*has 5 fields.* \(its previous definition keeps running\)$/m,
     );
     expect(r.stdout).toMatch(
       /^ {2}✗ job fresh: config\/pollers\.yaml:\d+:\d+ .*agent "nobody" does not exist/m,
@@ -99,7 +99,7 @@ describe('reload results that do not lie', () => {
     const list = await pollers(w, d, 'list');
     expect(list.stdout).toMatch(/^blog \(stale\) +rss/m);
     expect(list.stdout).toMatch(
-      /^✗ blog: runs its previous definition; pollers\.yaml entry rejected: .*6 fields/m,
+      /^✗ blog: runs its previous definition; pollers\.yaml entry rejected: .*has 5 fields/m,
     );
     expect(list.stdout).toMatch(/^✗ fresh: rejected, not running: .*nobody/m);
     const show = await pollers(w, d, 'show', 'blog');
