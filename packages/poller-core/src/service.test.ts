@@ -234,7 +234,12 @@ describe('runner: errors, breaker, alerts', () => {
     await h.clock.advance(0);
     await h.clock.advance(5000);
     await h.clock.advance(10_000);
-    expect((await h.store.load('j1'))!.breakerState).toBe(2);
+    const open = (await h.store.load('j1'))!;
+    expect(open.breakerState).toBe(2);
+    // The list says when real work happens next: the probe, not the next skipped slot.
+    const [listed] = await h.service.list();
+    expect(listed!.next_run_at).toBe(new Date(open.breakerRetryAt!).toISOString());
+    expect(open.nextRunAt!).toBeLessThan(open.breakerRetryAt!);
     await h.clock.advance(50_000);
     expect(
       await metricValue(h.metrics, 'poller_ticks_total', { job_id: 'j1', status: 'skipped' }),

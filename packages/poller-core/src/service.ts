@@ -164,6 +164,13 @@ function tool(
   };
 }
 
+/** When the job next does real work: while its breaker is open, the slots before the probe are only skipped. */
+function nextRealRun(st: JobState): number | null {
+  if (st.breakerState === 2 && st.breakerRetryAt !== null && st.nextRunAt !== null)
+    return Math.max(st.nextRunAt, st.breakerRetryAt);
+  return st.nextRunAt;
+}
+
 const rejectedKey = (r: RejectedJob): string => r.id ?? `jobs[${r.index}]`;
 
 function unknownJob(id: string): PollerError {
@@ -570,7 +577,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     last_status: st.lastStatus,
     last_error: st.lastError,
     last_run_at: iso(st.lastRunAt),
-    next_run_at: st.paused ? null : iso(st.nextRunAt),
+    next_run_at: st.paused ? null : iso(nextRealRun(st)),
     definition: staleReason(rt.def.id) === null ? 'current' : 'stale',
     definition_error: staleReason(rt.def.id),
   });
