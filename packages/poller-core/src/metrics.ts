@@ -30,131 +30,101 @@ export interface PollerMetrics {
   removeJob(labels: JobLabels): void;
 }
 
-function getOrCreate<T>(registry: Registry, name: string, make: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+/** A metric of the registry, made once: several services (tests, restarts in-process) share a registry. */
+function metric<T>(
+  registry: Registry,
+  name: string,
+  make: (base: { name: string; registers: Registry[] }) => T,
+): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make({ name, registers: [registry] });
 }
 
+const JOB = ['kind', 'agent', 'job_id'] as const;
+
 export function createPollerMetrics(registry: Registry): PollerMetrics {
-  const registers = [registry];
-  const ticks = getOrCreate(
+  const ticks = metric(
     registry,
     'poller_ticks_total',
-    () =>
-      new Counter({
-        name: 'poller_ticks_total',
-        help: 'Poller ticks by outcome.',
-        labelNames: ['kind', 'agent', 'job_id', 'status'],
-        registers,
-      }),
+    (m) => new Counter({ ...m, help: 'Poller ticks by outcome.', labelNames: [...JOB, 'status'] }),
   );
-  const latency = getOrCreate(
+  const latency = metric(
     registry,
     'poller_latency_ms',
-    () =>
+    (m) =>
       new Histogram({
-        name: 'poller_latency_ms',
+        ...m,
         help: 'Tick duration in milliseconds (fetch and delivery).',
-        labelNames: ['kind', 'agent', 'job_id'],
+        labelNames: JOB,
         buckets: LATENCY_BUCKETS_MS,
-        registers,
       }),
   );
-  const seen = getOrCreate(
+  const seen = metric(
     registry,
     'poller_items_seen_total',
-    () =>
-      new Counter({
-        name: 'poller_items_seen_total',
-        help: 'New items found by ticks.',
-        labelNames: ['kind', 'agent', 'job_id'],
-        registers,
-      }),
+    (m) => new Counter({ ...m, help: 'New items found by ticks.', labelNames: JOB }),
   );
-  const dispatched = getOrCreate(
+  const dispatched = metric(
     registry,
     'poller_items_dispatched_total',
-    () =>
-      new Counter({
-        name: 'poller_items_dispatched_total',
-        help: 'Items delivered to their channel.',
-        labelNames: ['kind', 'agent', 'job_id'],
-        registers,
-      }),
+    (m) => new Counter({ ...m, help: 'Items delivered to their channel.', labelNames: JOB }),
   );
-  const errors = getOrCreate(
+  const errors = metric(
     registry,
     'poller_consecutive_errors',
-    () =>
-      new Gauge({
-        name: 'poller_consecutive_errors',
-        help: 'Consecutive Transient errors of a job.',
-        labelNames: ['job_id'],
-        registers,
-      }),
+    (m) => new Gauge({ ...m, help: 'Consecutive Transient errors of a job.', labelNames: ['job_id'] }),
   );
-  const breaker = getOrCreate(
+  const breaker = metric(
     registry,
     'poller_breaker_state',
-    () =>
-      new Gauge({
-        name: 'poller_breaker_state',
-        help: 'Breaker state: 0 closed, 1 half-open, 2 open.',
-        labelNames: ['job_id'],
-        registers,
-      }),
+    (m) => new Gauge({ ...m, help: 'Breaker state: 0 closed, 1 half-open, 2 open.', labelNames: ['job_id'] }),
   );
-  const takeovers = getOrCreate(
+  const takeovers = metric(
     registry,
     'poller_lease_takeovers_total',
-    () =>
+    (m) =>
       new Counter({
-        name: 'poller_lease_takeovers_total',
-        help: 'Expired leases of another holder taken over.',
+        ...m,
+        help: 'Leases of another holder taken over: expired, or held by a dead process of this host.',
         labelNames: ['job_id'],
-        registers,
       }),
   );
-  const pausedGauge = getOrCreate(
+  const pausedGauge = metric(
     registry,
     'poller_paused',
-    () =>
+    (m) =>
       new Gauge({
-        name: 'poller_paused',
+        ...m,
         help: 'Paused jobs: 1 while paused (by an operator, a Permanent error or a fired at), else 0.',
         labelNames: ['job_id'],
-        registers,
       }),
   );
-  const success = getOrCreate(
+  const success = metric(
     registry,
     'poller_last_success_timestamp_seconds',
-    () =>
+    (m) =>
       new Gauge({
-        name: 'poller_last_success_timestamp_seconds',
+        ...m,
         help: 'Unix time of the last successful tick of a job (absent until the first one).',
         labelNames: ['job_id'],
-        registers,
       }),
   );
-  const kindWarnings = getOrCreate(
+  const kindWarnings = metric(
     registry,
     'poller_kind_warnings_total',
-    () =>
+    (m) =>
       new Counter({
-        name: 'poller_kind_warnings_total',
+        ...m,
         help: 'Warnings kinds gave during ticks; each message is logged once per job definition, then only counted here.',
-        labelNames: ['kind', 'agent', 'job_id'],
-        registers,
+        labelNames: JOB,
       }),
   );
-  const rejected = getOrCreate(
+  const rejected = metric(
     registry,
     'poller_jobs_rejected',
-    () =>
+    (m) =>
       new Gauge({
-        name: 'poller_jobs_rejected',
+        ...m,
         help: 'Jobs of pollers.yaml rejected by the last start or reload (a running job keeps its previous definition).',
-        registers,
       }),
   );
   // Last value set per job: most ticks leave the gauges as they were, and a set costs a label hash.
