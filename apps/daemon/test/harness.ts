@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { afterEach } from 'vitest';
 
 export const BIN = join(import.meta.dirname, '..', 'dist', 'bin.js');
 
@@ -195,4 +196,49 @@ export function baseConfig(
   };
   for (const a of opts.agents ?? ['a']) files[`agents.d/${a}.yaml`] = agentFile();
   return files;
+}
+
+/** A runtime.yaml whose watcher waits longer than a test: versions then come from explicit reloads alone. */
+export const SLOW_WATCHER =
+  'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 4000\n  max_wait_ms: 4000\n';
+
+export interface DaemonScope {
+  /** A work directory removed after the test. */
+  workdir(files: Record<string, string>): Workdir;
+  /** A daemon on a new work directory; SIGKILLed after the test. */
+  boot(
+    files: Record<string, string>,
+    env?: Record<string, string>,
+  ): Promise<{ w: Workdir; d: DaemonProcess }>;
+  /** A daemon on an existing work directory; SIGKILLed after the test. */
+  start(w: Workdir, env?: Record<string, string>): Promise<DaemonProcess>;
+}
+
+/** Work directories and daemons of one test file, cleaned up after each test. */
+export function daemonScope(): DaemonScope {
+  let dirs: Workdir[] = [];
+  let daemons: DaemonProcess[] = [];
+  afterEach(async () => {
+    for (const d of daemons) await d.stop('SIGKILL');
+    for (const w of dirs) w.cleanup();
+    dirs = [];
+    daemons = [];
+  });
+  const scope: DaemonScope = {
+    workdir(files) {
+      const w = workdir(files);
+      dirs.push(w);
+      return w;
+    },
+    async start(w, env = {}) {
+      const d = await startDaemon(w, env);
+      daemons.push(d);
+      return d;
+    },
+    async boot(files, env = {}) {
+      const w = scope.workdir(files);
+      return { w, d: await scope.start(w, env) };
+    },
+  };
+  return scope;
 }

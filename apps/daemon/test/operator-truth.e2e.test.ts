@@ -4,41 +4,23 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   agentFile,
   baseConfig,
+  daemonScope,
   runCli,
-  startDaemon,
-  workdir,
+  SLOW_WATCHER,
   type DaemonProcess,
   type Workdir,
 } from './harness.js';
 
-let cleanup: (() => Promise<unknown> | void)[] = [];
-afterEach(async () => {
-  for (const c of cleanup.toReversed()) await c();
-  cleanup = [];
-});
-
-// The watcher waits longer than these tests: reloads come from the commands alone.
-const SLOW_WATCHER =
-  'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 4000\n  max_wait_ms: 4000\n';
+const scope = daemonScope();
+const setup = scope.workdir;
+const boot = scope.start;
 
 const rssJob = (id: string, extra = ''): string =>
   `    - id: ${id}\n      kind: rss\n      agent: a\n      schedule: { every_secs: 3600 }\n      config:\n        feed_url: https://feeds.example.org/${id}\n        message_template: "{title}"\n        deliver: { channel: log, to: op }\n${extra}`;
-
-function setup(files: Record<string, string>): Workdir {
-  const w = workdir(files);
-  cleanup.push(() => w.cleanup());
-  return w;
-}
-
-async function boot(w: Workdir): Promise<DaemonProcess> {
-  const d = await startDaemon(w);
-  cleanup.push(() => d.stop('SIGKILL'));
-  return d;
-}
 
 const reload = (w: Workdir) => runCli(w, ['reload', '--config-dir', 'config']);
 const pollers = (w: Workdir, d: DaemonProcess, ...args: string[]) =>

@@ -4,36 +4,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  agentFile,
-  baseConfig,
-  BIN,
-  startDaemon,
-  workdir,
-  type DaemonProcess,
-  type Workdir,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { agentFile, baseConfig, BIN, daemonScope, type Workdir } from './harness.js';
 
-let dirs: Workdir[] = [];
-let daemons: DaemonProcess[] = [];
-afterEach(async () => {
-  for (const d of daemons) await d.stop('SIGKILL');
-  for (const w of dirs) w.cleanup();
-  dirs = [];
-  daemons = [];
-});
-
-async function boot(
-  files: Record<string, string>,
-  env: Record<string, string> = {},
-): Promise<{ w: Workdir; d: DaemonProcess }> {
-  const w = workdir(files);
-  dirs.push(w);
-  const d = await startDaemon(w, env);
-  daemons.push(d);
-  return { w, d };
-}
+const scope = daemonScope();
+const { boot } = scope;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -113,15 +88,13 @@ describe('signals', () => {
 describe("Node's own warnings", () => {
   it('are one log record (name, message, code), never the default multi-line text', async () => {
     // A preloaded module raises a two-line warning in the daemon process when asked (SIGUSR2).
-    const w = workdir(baseConfig());
-    dirs.push(w);
+    const w = scope.workdir(baseConfig());
     const preload = join(w.root, 'warn-on-signal.mjs');
     writeFileSync(
       preload,
       "process.on('SIGUSR2', () => process.emitWarning('first line\\nsecond line', { type: 'TestWarning', code: 'TEST_WARNING' }));\n",
     );
-    const d = await startDaemon(w, { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` });
-    daemons.push(d);
+    const d = await scope.start(w, { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` });
     const from = d.lines.length;
     d.proc.kill('SIGUSR2');
     const line = await d.waitFor(/msg="node warning"/, 5000, from);

@@ -1,36 +1,9 @@
 // Hot reload on real daemon processes, through both broker kinds.
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  agentFile,
-  baseConfig,
-  runCli,
-  startDaemon,
-  workdir,
-  type DaemonProcess,
-  type Workdir,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { agentFile, baseConfig, daemonScope, runCli, SLOW_WATCHER } from './harness.js';
 
-let dirs: Workdir[] = [];
-let daemons: DaemonProcess[] = [];
-afterEach(async () => {
-  for (const d of daemons) await d.stop('SIGKILL');
-  for (const w of dirs) w.cleanup();
-  dirs = [];
-  daemons = [];
-});
-
-async function boot(files: Record<string, string>): Promise<{ w: Workdir; d: DaemonProcess }> {
-  const w = workdir(files);
-  dirs.push(w);
-  const d = await startDaemon(w);
-  daemons.push(d);
-  return { w, d };
-}
-
-// The watcher waits longer than these tests, so versions come from `agent reload` alone (and the watcher's
-// later run finds nothing changed and is skipped).
-const SLOW_WATCHER =
-  'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 4000\n  max_wait_ms: 4000\n';
+const scope = daemonScope();
+const { boot } = scope;
 
 describe.each(['local', 'nats'] as const)('reload with the %s broker', (broker) => {
   it('agent reload applies, prints the spec line and ✓ lines, exits 0; metrics follow', async () => {
@@ -99,8 +72,7 @@ describe.each(['local', 'nats'] as const)('reload with the %s broker', (broker) 
 
 describe('reload triggers', () => {
   it('daemon down: one clear line, exit 1, fast', async () => {
-    const w = workdir(baseConfig());
-    dirs.push(w);
+    const w = scope.workdir(baseConfig());
     const r = await runCli(w, ['reload', '--config-dir', 'config']);
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);

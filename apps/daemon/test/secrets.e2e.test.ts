@@ -1,35 +1,18 @@
 // `${file:}` secrets fixed on disk are picked up by the watcher of a real daemon, without `agent reload`.
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import {
-  baseConfig,
-  LLM,
-  runCli,
-  startDaemon,
-  workdir,
-  type DaemonProcess,
-  type Workdir,
-} from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { baseConfig, daemonScope, LLM, runCli, type DaemonProcess, type Workdir } from './harness.js';
 
 const KEY = 'sk-test-secret-7731';
 
-let dirs: Workdir[] = [];
-let daemons: DaemonProcess[] = [];
-afterEach(async () => {
-  for (const d of daemons) await d.stop('SIGKILL');
-  for (const w of dirs) w.cleanup();
-  dirs = [];
-  daemons = [];
-});
+const scope = daemonScope();
 
 /** A daemon whose only agent uses a provider keyed by `${file:./secrets/key}` (created with mode 600 unless `secret` is false). */
 async function boot(secret = true): Promise<{ w: Workdir; d: DaemonProcess; key: string }> {
-  const w = workdir({ ...baseConfig(), 'llm.yaml': LLM(secret ? '${file:./secrets/key}' : KEY) });
-  dirs.push(w);
+  const w = scope.workdir({ ...baseConfig(), 'llm.yaml': LLM(secret ? '${file:./secrets/key}' : KEY) });
   if (secret) w.write('../secrets/key', `${KEY}\n`, 0o600);
-  const d = await startDaemon(w);
-  daemons.push(d);
+  const d = await scope.start(w);
   expect(await d.metric('runtime_config_version', { agent_id: 'a' })).toBe(1);
   return { w, d, key: join(w.root, 'secrets', 'key') };
 }
