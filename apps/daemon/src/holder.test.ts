@@ -16,7 +16,7 @@ describe('lease holder ids', () => {
       pid: process.pid,
       start: processStartTime(process.pid),
     });
-    expect(processStartTime(process.pid)).toMatch(/^\d+$/);
+    expect(processStartTime(process.pid)).toMatch(/^[0-9a-f]{1,8}\.\d+$/);
     expect(parseHolder('my:host:12:345:abcd')).toEqual({ host: 'my:host', pid: 12, start: '345' });
     expect(parseHolder('host:7:ab12')).toBeNull();
     expect(parseHolder('host:x:1:ab12')).toBeNull();

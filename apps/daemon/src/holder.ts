@@ -1,6 +1,6 @@
 /**
  * Lease holder ids that say which process holds a lease: `<host>:<pid>:<start>:<random>`, where `start` is
- * the process's start time as the kernel counts it (`/proc/<pid>/stat`, field 22). A lease whose holder is a
+ * the process's start time as the kernel counts it (`/proc/<pid>/stat`, field 22), prefixed by the boot id. A lease whose holder is a
  * process of this host that is gone (no such pid, or the pid now belongs to a process started at another
  * time) can be taken over at once instead of after a TTL that can be days.
  */
@@ -15,7 +15,19 @@ export interface HolderIdentity {
   start: string;
 }
 
-/** The start time of a process in clock ticks since boot (Linux); `null` when unknown or gone. */
+/** This boot of the host (Linux): with it, a start time of a process before a reboot never matches one after. */
+const bootId = ((): string => {
+  try {
+    return readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim().slice(0, 8);
+  } catch {
+    return '0';
+  }
+})();
+
+/**
+ * The start of a process: `<boot>.<clock ticks since boot>` (Linux, `/proc/<pid>/stat` field 22); `null` when
+ * unknown or gone. The boot id keeps a daemon that gets the same pid at the same tick after a reboot apart.
+ */
 export function processStartTime(pid: number): string | null {
   let stat: string;
   try {
@@ -24,8 +36,8 @@ export function processStartTime(pid: number): string | null {
     return null;
   }
   // Field 2 (the command) is in parentheses and may hold spaces: count fields after its closing one.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return rest[19] ?? null;
+  const ticks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  return ticks === undefined ? null : `${bootId}.${ticks}`;
 }
 
 export function holderId(pid = process.pid, host = hostname()): string {

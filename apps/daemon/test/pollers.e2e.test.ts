@@ -81,7 +81,7 @@ describe('crash recovery of long-interval jobs', () => {
     const d2 = await startDaemon(w);
     cleanup.push(() => void d2.stop('SIGKILL'));
     const taken = await d2.waitFor(/msg="poller lease taken over: its holder process is gone"/);
-    expect(taken).toMatch(/job_id=daily previous_holder=\S+:\d+:\d+:[0-9a-f]+/);
+    expect(taken).toMatch(/job_id=daily previous_holder=\S+:\d+:[0-9a-f]+\.\d+:[0-9a-f]+/);
     await d2.waitFor(/msg="poller baseline recorded".*job_id=daily/, 10_000);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(requests).toBe(2);
