@@ -28,7 +28,7 @@ describe('runner: baseline, dedup, delivery', () => {
     await h.clock.advance(0);
     expect(h.dispatcher.deliveries).toHaveLength(0);
     expect((await h.store.load('j1'))!.cursor).toEqual({ v: 1 });
-    expect(h.logger.find('poller baseline recorded')).toBeTruthy();
+    expect(h.logger.find('poller baseline recorded')).toHaveLength(1);
     await h.clock.advance(MIN);
     expect(h.dispatcher.texts()).toEqual(['New: item c', 'New: item d']);
     expect(h.dispatcher.deliveries[0]).toMatchObject({
@@ -108,7 +108,7 @@ describe('runner: baseline, dedup, delivery', () => {
     await h.clock.advance(MIN);
     expect(h.dispatcher.texts()).toEqual(['New: mail']);
     expect(marks).toBe(1);
-    expect(h.logger.find('poller item follow-up failed after delivery')).toBeTruthy();
+    expect(h.logger.find('poller item follow-up failed after delivery')).toHaveLength(1);
   });
 
   it('backfillOnFirstTick kinds deliver on their first tick', async () => {
@@ -292,7 +292,7 @@ describe('runner: errors, breaker, alerts', () => {
     await h.service.start();
     await h.clock.advance(0);
     expect((await h.store.load('j1'))!.lastFailureAlertAt).toBeNull();
-    expect(h.logger.find('poller failure alert not delivered')).toBeTruthy();
+    expect(h.logger.find('poller failure alert not delivered')).toHaveLength(1);
   });
 
   it('without failure_to a failure is only logged', async () => {
@@ -301,7 +301,9 @@ describe('runner: errors, breaker, alerts', () => {
     await h.service.start();
     await h.clock.advance(0);
     expect(h.dispatcher.deliveries).toHaveLength(0);
-    expect(h.logger.find('poller failure alert not sent: the job has no failure_to')).toBeTruthy();
+    expect(
+      h.logger.find('poller failure alert not sent: the job has no failure_to').map((r) => r.level),
+    ).toEqual(['info']);
   });
 
   it('anything thrown that is not Permanent counts as Transient', async () => {

@@ -28,7 +28,7 @@ import { pollerHttp, type DeliveryRequest, type Dispatcher } from './runner.js';
 import { createPollerService, type PollerService } from './service.js';
 import type { StateStore } from './store.js';
 import { createTestSnapshot, type TestJobSpec, type TestSnapshotOptions } from './test-snapshot.js';
-import { validateTemplate } from './template.js';
+import { renderTemplate, templatePlaceholders, validateTemplate } from './template.js';
 
 export {
   createMemoryStateStore,
@@ -337,8 +337,18 @@ export function testPollerKind(kind: PollerKind, options: ConformanceOptions): v
       it('item fields render every placeholder of the template', async () => {
         await withSource(ok, async (src) => {
           const r = await runKindTick(kind, src.config, { ...tickOpts, cursor: null });
-          for (const item of r.items)
-            expect(typeof item.fields === 'function' || typeof item.fields === 'object').toBe(true);
+          const template = String(src.config.message_template ?? '');
+          const names = templatePlaceholders(template);
+          expect(r.items.length, 'the ok scenario must return at least one item').toBeGreaterThan(0);
+          for (const item of r.items) {
+            const get =
+              typeof item.fields === 'function'
+                ? item.fields
+                : (n: string) => (item.fields as Readonly<Record<string, string>>)[n];
+            const missing = names.filter((n) => typeof get(n) !== 'string');
+            expect(missing, `item ${item.id} has no value for these placeholders`).toEqual([]);
+            expect(typeof renderTemplate(template, item.fields)).toBe('string');
+          }
         });
       });
     }
