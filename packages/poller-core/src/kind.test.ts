@@ -8,12 +8,14 @@ import {
   PermanentError,
   renderTemplate,
   safeReason,
+  hashSourceKey,
   sourceKeyOf,
   templatePlaceholders,
   TransientError,
   validateTemplate,
   withBaseConfig,
 } from './index.js';
+import { sameSource } from './kind.js';
 import { createKindRegistry } from './runtime.js';
 
 const base = {
@@ -143,5 +145,26 @@ describe('sourceKeyOf', () => {
     const b = sourceKeyOf(k, { message_template: 'b', url: 'u', dispatch_delay_ms: 9 });
     expect(a).toBe(b);
     expect(sourceKeyOf(k, { url: 'v' })).not.toBe(a);
+  });
+
+  it('is a hash of the identity: no config value, URL or secret in it', () => {
+    const k = definePollerKind({ ...base, sourceKey: (c: Record<string, unknown>) => String(c.url) });
+    const key = sourceKeyOf(k, { url: 'https://api.example.org/tok-5f2e9a/items' });
+    expect(key).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(key).toBe(hashSourceKey('demo:https://api.example.org/tok-5f2e9a/items'));
+    expect(sourceKeyOf(definePollerKind(base), { url: 'tok-5f2e9a' })).not.toContain('tok-5f2e9a');
+  });
+
+  it('accepts a key stored before keys were hashed for the same source, and nothing else', () => {
+    const k = definePollerKind(base);
+    const current = sourceKeyOf(k, { url: 'u' });
+    expect(sameSource(current, current)).toBe(true);
+    expect(sameSource('demo:{"url":"u"}', current)).toBe(true);
+    expect(sameSource('demo:{"url":"v"}', current)).toBe(false);
+    expect(sameSource(sourceKeyOf(k, { url: 'v' }), current)).toBe(false);
+    expect(sameSource(null, current)).toBe(false);
+    // A hash is not taken for the identity it hashes.
+    expect(sameSource(hashSourceKey(current), current)).toBe(false);
+    expect(sameSource(current, hashSourceKey(current))).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 /** The plugin API a poller kind implements. Kinds only fetch; the runner owns everything else. */
+import { createHash } from 'node:crypto';
 import { compileSchema } from '@agent/config-snapshot';
 import type { GuardedRequestOptions, GuardedResponse } from '@agent/guarded-http';
 import type { Logger } from '@agent/log';
@@ -105,7 +106,10 @@ export interface PollerKindDefinition<Config = Record<string, unknown>, Shared =
   createShared?(ctx: SharedContext): Shared | Promise<Shared>;
   /** Extra semantic checks of a schema-valid config; each string is one problem. */
   validate?(config: Config, ctx: { jobId: string; agentId: string }): string[];
-  /** Identity of the source; a reload keeps the cursor unless this changes. */
+  /**
+   * Identity of the source; a reload keeps the cursor unless this changes. Only its SHA-256 is stored (it may
+   * hold a URL path with a token), so it may name the source in full.
+   */
   sourceKey?(config: Config): string;
   tick(ctx: TickContext<Config, Shared>): Promise<TickResult>;
   readonly tools?: readonly KindTool<Shared>[];
@@ -254,8 +258,31 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** The kind's `sourceKey`, or kind + config without template, deliver, max_per_tick and dispatch_delay_ms. */
-export function sourceKeyOf(kind: PollerKind, config: Record<string, unknown>): string {
+function sourceIdentity(kind: PollerKind, config: Record<string, unknown>): string {
   if (kind.sourceKey) return `${kind.kind}:${kind.sourceKey(config)}`;
   const rest = Object.fromEntries(Object.entries(config).filter(([k]) => !GENERIC_FIELDS.includes(k)));
   return `${kind.kind}:${canonicalJson(rest)}`;
+}
+
+/** `sha256:<hex>` of a source identity: what `poll_state.source_key` holds. */
+export function hashSourceKey(identity: string): string {
+  return `sha256:${createHash('sha256').update(identity).digest('hex')}`;
+}
+
+/**
+ * The key stored for the job's source: a hash of its identity (see `sourceIdentity`), compared only for
+ * equality. Never the identity itself: a URL path or a config value may hold a secret.
+ */
+export function sourceKeyOf(kind: PollerKind, config: Record<string, unknown>): string {
+  return hashSourceKey(sourceIdentity(kind, config));
+}
+
+/**
+ * Whether a stored source key names the source whose key is `current`. Rows written before keys were hashed
+ * hold the identity itself, whose hash is `current` when the source did not change: such a row keeps its
+ * cursor (the caller rewrites the key) instead of baselining every job again at upgrade.
+ */
+export function sameSource(stored: string | null, current: string): boolean {
+  if (stored === null) return false;
+  return stored === current || hashSourceKey(stored) === current;
 }
