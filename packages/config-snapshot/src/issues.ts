@@ -32,6 +32,7 @@ export const CONFIG_ISSUE_CODES = {
   CONFIG_MISSING_KEY: 'A required key is missing.',
   CONFIG_INVALID_VALUE: 'A value has the wrong type or is out of range.',
   CONFIG_SECRET_PERMISSIONS: 'A `${file:}` secret is readable by group or others.',
+  CONFIG_SECRET_OWNER: "A `${file:}` secret is owned by another user than the daemon's.",
   CONFIG_SECRET_MISSING: 'A `${file:}` secret does not exist or cannot be read.',
   CONFIG_SECRET_EMPTY: 'A `${file:}` secret is empty.',
   CONFIG_ENV_UNSET: 'A `${VAR}` reference names an unset environment variable.',
