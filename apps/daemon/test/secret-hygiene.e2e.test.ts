@@ -1,6 +1,6 @@
 // Secret values stay out of the log and the state db of a real daemon; source keys written before they
 // were hashed keep their jobs' cursors.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { hashSourceKey } from '@agent/poller-core';
 import { webhookSourceKey } from '@agent/poller-kind-webhook';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { daemonScope, runCli, type Workdir } from './harness.js';
+import { baseConfig, daemonScope, LLM, runCli, type Workdir } from './harness.js';
 
 const scope = daemonScope();
 let servers: Server[] = [];
@@ -187,5 +187,33 @@ describe('source keys stored before they were hashed', () => {
     await second.waitFor(/poller source changed: the job will baseline again.*job_id=hook/);
     await second.waitFor(/msg="poller baseline recorded"/);
     expect(texts(w)).toEqual([]);
+  });
+});
+
+describe('a secret file owned by another user', () => {
+  it('rejects what uses it with a located reason and a chown fix; giving it back applies it without agent reload', async () => {
+    const KEY = 'sk-owner-test-4c1a';
+    const w = scope.workdir({ ...baseConfig(), 'llm.yaml': LLM('${file:./secrets/key}') });
+    w.write('../secrets/key', `${KEY}\n`, 0o600);
+    const key = join(w.root, 'secrets', 'key');
+    const d = await scope.start(w);
+    const own = process.getuid!();
+    try {
+      chownSync(key, 65534, 65534);
+    } catch (err) {
+      throw new Error(
+        `cannot chown ${key} to uid 65534 (${(err as NodeJS.ErrnoException).code}): run the tests as root (or with CAP_CHOWN) to check secret file owners`,
+        { cause: err },
+      );
+    }
+    const r = await runCli(w, ['reload', '--config-dir', 'config']);
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expect(r.stdout).toMatch(
+      /✗ config\/llm\.yaml:\d+:\d+ providers\.main\.api_key: secret file \.\/secrets\/key is owned by uid 65534, not by the daemon's user \(uid \d+\) \[CONFIG_SECRET_OWNER\] \(fix: chown \S+ /,
+    );
+    const from = d.lines.length;
+    chownSync(key, own, process.getgid!());
+    await d.waitFor(/msg="config reload applied" version=2 applied=a rejected_count=0/, 8000, from);
+    expect(d.lines.join('\n') + r.stdout + r.stderr).not.toContain(KEY);
   });
 });
