@@ -132,8 +132,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   try {
     let metrics: ServedApp | undefined;
     if (first.runtime.metrics.enabled) {
-      const app = createMetricsApp(registry, { ready: () => state === 'running' });
-      metrics = await serveApp(app, parseListen(first.runtime.metrics.listen), {
+      const listen = parseListen(first.runtime.metrics.listen);
+      const app = createMetricsApp(registry, { ready: () => state === 'running', hosts: [listen.host] });
+      metrics = await serveApp(app, listen, {
         setting: 'runtime.yaml metrics.listen',
       });
       cleanups.push(() => metrics!.close());
