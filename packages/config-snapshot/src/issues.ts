@@ -65,6 +65,8 @@ export function formatPath(segments: readonly (string | number)[]): string {
   let out = '';
   for (const s of segments) {
     if (typeof s === 'number') out += `[${s}]`;
+    // A key too long to be a valid name is cut: the path must not flood a log line.
+    else if (s.length > 64) out += `[${JSON.stringify(`${s.slice(0, 40)}…`)}]`;
     else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(s)) out += out ? `.${s}` : s;
     else out += `[${JSON.stringify(s)}]`;
   }
