@@ -1,3 +1,4 @@
+import { compileSchema } from '@agent/config-snapshot';
 import { describe, expect, it } from 'vitest';
 import { scriptedKind } from '../test/helpers.js';
 import {
@@ -54,6 +55,30 @@ describe('definePollerKind', () => {
     }
     expect(err).toMatchObject({ code });
     expect((err as Error).message).toMatch(text);
+  });
+
+  it('a kind name is at most 64 characters, and a long one is not repeated in full', () => {
+    expect(definePollerKind({ ...base, kind: `k${'x'.repeat(63)}` }).kind).toHaveLength(64);
+    let err: unknown;
+    try {
+      definePollerKind({ ...base, kind: `k${'x'.repeat(64)}` });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: 'POLLER_INVALID_KIND' });
+    expect((err as Error).message).toBe(
+      `kind "k${'x'.repeat(39)}…": name must match ^[a-z][a-z0-9_]{0,63}$ (lower case, digits, underscores)`,
+    );
+  });
+
+  it('deliver: a channel is a plugin name of at most 64 characters, a recipient at most 256 without control characters', () => {
+    const validate = compileSchema(withBaseConfig({}));
+    const ok = (deliver: object) => validate({ message_template: 'x', deliver });
+    expect(ok({ channel: 'chat_a', to: `+${'1'.repeat(255)}` })).toBe(true);
+    expect(ok({ channel: 'c'.repeat(65), to: 'op' })).toBe(false);
+    expect(ok({ channel: 'chat a', to: 'op' })).toBe(false);
+    expect(ok({ channel: 'chat_a', to: 'o'.repeat(257) })).toBe(false);
+    expect(ok({ channel: 'chat_a', to: 'op\nlevel=error' })).toBe(false);
   });
 });
 

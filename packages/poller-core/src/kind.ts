@@ -11,7 +11,8 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 export const POLLER_API_VERSION = 1 as const;
 /** Brand stamped by `definePollerKind`; a registered symbol, so duplicate package copies agree. */
 export const POLLER_KIND_BRAND: unique symbol = Symbol.for('@agent/poller-kind') as never;
-export const KIND_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+/** Kind and tool names: at most 64 characters (a kind name is a metric label and a log field). */
+export const KIND_NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** One thing a tick found. `id` is stable across ticks: it is the dedup key. */
 export interface PollItem {
@@ -91,7 +92,7 @@ export interface KindTool<Shared = unknown> {
 }
 
 export interface PollerKindDefinition<Config = Record<string, unknown>, Shared = unknown> {
-  /** `^[a-z][a-z0-9_]*$`, e.g. `rss`, `webhook_poll`, `acme_jira`. */
+  /** `^[a-z][a-z0-9_]{0,63}$`, e.g. `rss`, `webhook_poll`, `acme_jira`. */
   readonly kind: string;
   readonly apiVersion: typeof POLLER_API_VERSION;
   /** JSON Schema of `config`. Must declare `deliver` and `message_template` (see `withBaseConfig`). */
@@ -130,10 +131,17 @@ export const deliverConfigSchema = {
   properties: {
     channel: {
       type: 'string',
-      minLength: 1,
+      pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$',
+      maxLength: 64,
       description: 'Channel plugin; the job agent needs a binding for it.',
     },
-    to: { type: 'string', minLength: 1, description: 'Recipient id on that channel.' },
+    to: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 256,
+      pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+      description: 'Recipient id on that channel: at most 256 characters, no control characters.',
+    },
   },
 } as const;
 
@@ -177,7 +185,8 @@ export function withBaseConfig<
 }
 
 function invalid(kind: unknown, message: string): PollerError {
-  const name = typeof kind === 'string' ? `kind "${kind}"` : 'kind';
+  const name =
+    typeof kind === 'string' ? `kind "${kind.length > 64 ? `${kind.slice(0, 40)}…` : kind}"` : 'kind';
   return new PollerError('POLLER_INVALID_KIND', `${name}: ${message}`);
 }
 
