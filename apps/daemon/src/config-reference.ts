@@ -42,8 +42,9 @@ export function renderConfigReference(): Map<string, string> {
     '<!-- Generated from the JSON Schemas; do not edit by hand. Regenerate with `pnpm docs:config`. -->',
     '',
     'Every file below lives in the config directory (`--config-dir`, default `./config`). String values may use',
-    '`${file:<path>}` (a secret file, mode 600, path relative to the daemon working directory) and `${ENV_VAR}`;',
-    '`$${` writes a literal `${`.',
+    "`${file:<path>}` (a secret file, mode 600, owned by the daemon's user, path relative to the daemon working",
+    'directory) and `${ENV_VAR}`; `$${` writes a literal `${`. Secret values never appear in logs, errors,',
+    'metrics, admin answers or CLI output ([secrets](../secrets.md)).',
     '',
   ];
   for (const e of entries) {

@@ -21,6 +21,7 @@ import {
   createSnapshotStore,
   formatIssue,
   loadConfig,
+  secretRedactor,
   watchConfig,
   type ConfigSnapshot,
   type ConfigWatcher,
@@ -93,10 +94,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     );
   }
   const first = boot.snapshot;
+  // Every record, at every level, goes through the secrets of the current snapshot: a value that reaches a
+  // field (a URL path holding a token, a server's error text) is hidden however it got there.
   const logger = createLogger({
     level: opts.logLevel ?? first.runtime.log.level,
     format: opts.logFormat ?? first.runtime.log.format,
     ...(opts.write ? { write: opts.write } : {}),
+    redact: secretRedactor(first),
   });
   // One record per problem: files here, agents by name, jobs by the poller subsystem (with their reasons).
   for (const e of fileErrors(boot))
@@ -113,6 +117,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const store = createSnapshotStore(first, (err) =>
     logger.error('snapshot listener failed', { err: (err as Error).message }),
   );
+  // A snapshot's secrets include every earlier one's, so a value still in flight stays hidden after a reload.
+  store.subscribe((next) => logger.setRedactor(secretRedactor(next)));
   const registry = new Registry();
   registerBuildInfo(registry);
   // Node's process metrics (CPU, memory, event-loop lag, handles) as every Prometheus exporter offers them.
@@ -126,8 +132,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   try {
     let metrics: ServedApp | undefined;
     if (first.runtime.metrics.enabled) {
-      const app = createMetricsApp(registry, { ready: () => state === 'running' });
-      metrics = await serveApp(app, parseListen(first.runtime.metrics.listen), {
+      const listen = parseListen(first.runtime.metrics.listen);
+      const app = createMetricsApp(registry, { ready: () => state === 'running', hosts: [listen.host] });
+      metrics = await serveApp(app, listen, {
         setting: 'runtime.yaml metrics.listen',
       });
       cleanups.push(() => metrics!.close());
@@ -289,6 +296,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
           const fresh =
             loadConfig(opts.configDir, { ...loadOptions, previous: store.current() }).snapshot ??
             store.current();
+          // The fresh secrets are in use from now on, before any swap: hide them too (fresh keeps the old ones).
+          logger.setRedactor(secretRedactor(fresh));
           const channels = runtime.reloadCredentials(fresh);
           if (pollers.service) await pollers.service.reloadCredentials(fresh);
           logger.info('credentials reloaded', { channels, pollers: pollers.service !== null });

@@ -67,8 +67,13 @@ export interface DaemonProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startDaemon(w: Workdir, env: Record<string, string> = {}): Promise<DaemonProcess> {
-  const proc = spawn(process.execPath, [BIN, '--config-dir', 'config'], {
+/** `args` are added to the command line (e.g. `--log-level debug`). */
+export async function startDaemon(
+  w: Workdir,
+  env: Record<string, string> = {},
+  args: string[] = [],
+): Promise<DaemonProcess> {
+  const proc = spawn(process.execPath, [BIN, '--config-dir', 'config', ...args], {
     cwd: w.root,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -211,7 +216,7 @@ export interface DaemonScope {
     env?: Record<string, string>,
   ): Promise<{ w: Workdir; d: DaemonProcess }>;
   /** A daemon on an existing work directory; SIGKILLed after the test. */
-  start(w: Workdir, env?: Record<string, string>): Promise<DaemonProcess>;
+  start(w: Workdir, env?: Record<string, string>, args?: string[]): Promise<DaemonProcess>;
 }
 
 /** Work directories and daemons of one test file, cleaned up after each test. */
@@ -230,8 +235,8 @@ export function daemonScope(): DaemonScope {
       dirs.push(w);
       return w;
     },
-    async start(w, env = {}) {
-      const d = await startDaemon(w, env);
+    async start(w, env = {}, args = []) {
+      const d = await startDaemon(w, env, args);
       daemons.push(d);
       return d;
     },

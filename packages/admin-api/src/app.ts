@@ -12,8 +12,8 @@ import {
   checkMutationBody,
   checkSameOrigin,
   checkToken,
+  localEndOf,
   readJsonObject,
-  requestHost,
 } from './security.js';
 
 /** A job as listed: the fields the routes rely on; every other field of the object is passed through. */
@@ -135,9 +135,9 @@ export function createAdminApp(options: AdminAppOptions): Hono {
   app.use('*', async (c, next) => {
     const headers = c.req.raw.headers;
     try {
-      const host = requestHost(headers, c.req.url);
-      checkHost(host);
-      checkSameOrigin(headers, host);
+      const local = localEndOf(c.env);
+      const host = checkHost(headers, local);
+      checkSameOrigin(headers, host, local);
       const token = tokenNow();
       if (token) checkToken(headers, token);
       if (c.req.method === 'POST') checkMutationBody(headers);

@@ -19,13 +19,14 @@ export const ADMIN_ERROR_CODES = {
   },
   ADMIN_HOST_NOT_LOOPBACK: {
     status: 403,
-    meaning: 'The `Host` header is not `127.0.0.1`, `localhost` or `[::1]` (with an optional port).',
+    meaning:
+      'The `Host` header is missing, or is not `127.0.0.1`, `localhost` or `[::1]` (with an optional port).',
     fix: 'Call the admin API by its loopback address; other names are refused against DNS rebinding.',
   },
   ADMIN_CROSS_SITE: {
     status: 403,
     meaning:
-      'A browser marked the request as coming from another site (`Origin` not the server itself, or `Sec-Fetch-Site: cross-site` / `same-site`).',
+      'A browser marked the request as coming from another site (`Origin` not exactly `http://<Host>` on the server’s port, or `Sec-Fetch-Site: cross-site` / `same-site`).',
     fix: 'Use the CLI or curl; web pages may not drive the admin API.',
   },
   ADMIN_CONTENT_TYPE: {

@@ -3,11 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { createMetricsApp } from './metrics.js';
 import { parseListen, serveApp } from './serve.js';
 
+// What a scraper sends; a request without a Host is refused.
+const scrape = { headers: { host: '127.0.0.1:9090' } };
+
 describe('metrics app', () => {
   it('serves the registry in text exposition format', async () => {
     const registry = new Registry();
     new Counter({ name: 'x_total', help: 'x', registers: [registry] }).inc(3);
-    const res = await createMetricsApp(registry).request('/metrics');
+    const res = await createMetricsApp(registry).request('/metrics', scrape);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
     expect(await res.text()).toContain('x_total 3');
@@ -28,11 +31,11 @@ describe('metrics app', () => {
   it('answers /healthz always and /readyz only while ready', async () => {
     let ready = false;
     const app = createMetricsApp(new Registry(), { ready: () => ready });
-    expect((await app.request('/healthz')).status).toBe(200);
-    const before = await app.request('/readyz');
+    expect((await app.request('/healthz', scrape)).status).toBe(200);
+    const before = await app.request('/readyz', scrape);
     expect([before.status, await before.json()]).toEqual([503, { status: 'not ready' }]);
     ready = true;
-    const after = await app.request('/readyz');
+    const after = await app.request('/readyz', scrape);
     expect([after.status, await after.json()]).toEqual([200, { status: 'ready' }]);
   });
 

@@ -4,15 +4,42 @@
  */
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
+import { isAdminError } from './errors.js';
+import { checkHost, localEndOf } from './security.js';
 
 export interface MetricsAppOptions {
   /** Whether the daemon is ready (started, not stopping); `/readyz` answers 503 otherwise. Default: always. */
   ready?: () => boolean;
+  /**
+   * Host names the listener answers to besides loopback names and the address a request came in on (the
+   * host of `metrics.listen`, when it is a name).
+   */
+  hosts?: readonly string[];
 }
 
 export function createMetricsApp(registry: Registry, options: MetricsAppOptions = {}): Hono {
   const ready = options.ready ?? (() => true);
+  const hosts = options.hosts ?? [];
   const app = new Hono();
+  // The Host rule of the admin API: a DNS-rebinding page could otherwise read job and agent ids here.
+  app.use('*', async (c, next) => {
+    try {
+      checkHost(c.req.raw.headers, localEndOf(c.env), hosts);
+    } catch (err) {
+      if (!isAdminError(err)) throw err;
+      return c.json(
+        {
+          error: {
+            code: 'HOST_NOT_ALLOWED',
+            message:
+              "refused: the Host header names neither a loopback address nor this listener's address; scrape it by its IP address",
+          },
+        },
+        403,
+      );
+    }
+    await next();
+  });
   app.get('/metrics', async (c) => {
     const body = await registry.metrics();
     return c.body(body, 200, { 'content-type': registry.contentType });

@@ -16,6 +16,7 @@ export type {
   PluginSnapshot,
   PollersSnapshot,
 } from './snapshot.js';
+export { secretRedactor } from './snapshot.js';
 export { loadConfig, type LoadOptions, type LoadResult, type RejectedAgent } from './config.js';
 export { LEGACY_MAIL_POLLER_FILE, type PluginSchemas, type ReadOptions } from './load.js';
 export {

@@ -32,6 +32,7 @@ export const CONFIG_ISSUE_CODES = {
   CONFIG_MISSING_KEY: 'A required key is missing.',
   CONFIG_INVALID_VALUE: 'A value has the wrong type or is out of range.',
   CONFIG_SECRET_PERMISSIONS: 'A `${file:}` secret is readable by group or others.',
+  CONFIG_SECRET_OWNER: "A `${file:}` secret is owned by another user than the daemon's.",
   CONFIG_SECRET_MISSING: 'A `${file:}` secret does not exist or cannot be read.',
   CONFIG_SECRET_EMPTY: 'A `${file:}` secret is empty.',
   CONFIG_ENV_UNSET: 'A `${VAR}` reference names an unset environment variable.',
@@ -64,6 +65,8 @@ export function formatPath(segments: readonly (string | number)[]): string {
   let out = '';
   for (const s of segments) {
     if (typeof s === 'number') out += `[${s}]`;
+    // A key too long to be a valid name is cut: the path must not flood a log line.
+    else if (s.length > 64) out += `[${JSON.stringify(`${s.slice(0, 40)}…`)}]`;
     else if (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(s)) out += out ? `.${s}` : s;
     else out += `[${JSON.stringify(s)}]`;
   }

@@ -8,7 +8,13 @@ import type { Logger } from '@agent/log';
 import { stringify } from 'yaml';
 import type { ConfigIssue } from './issues.js';
 import type { Candidate } from './load.js';
-import { pollersFileSchema, type PollerJob, type PollersSettings } from './schemas.js';
+import {
+  deliverSchema,
+  ID_LIMITS,
+  pollersFileSchema,
+  type PollerJob,
+  type PollersSettings,
+} from './schemas.js';
 import type { ConfigSnapshot, LoadedJob, PollersSnapshot } from './snapshot.js';
 import { issueAt, readYamlFile, type Segments, type SourceFile } from './source.js';
 import { validateAt } from './validate.js';
@@ -37,6 +43,8 @@ export const LEGACY_FIELD_MAP = {
 type LegacyField = keyof typeof LEGACY_FIELD_MAP;
 
 const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]*$';
+// A name becomes the job id `legacy-mail-<name>`, which must stay within the job id limit.
+const NAME_MAX = ID_LIMITS.job - LEGACY_JOB_ID_PREFIX.length;
 
 const fieldProperties = {
   query: { type: 'string', minLength: 1, description: 'Mailbox search query.' },
@@ -56,7 +64,7 @@ const fieldProperties = {
     type: 'object',
     additionalProperties: false,
     required: ['channel', 'to'],
-    properties: { channel: { type: 'string', minLength: 1 }, to: { type: 'string', minLength: 1 } },
+    properties: { channel: deliverSchema.properties.channel, to: deliverSchema.properties.to },
     description: 'Where notifications go.',
   },
   agent: { type: 'string', minLength: 1, description: 'Agent whose mail credentials and bindings are used.' },
@@ -78,7 +86,7 @@ export const legacyMailPollerSchema = {
         ...fieldProperties,
         accounts: {
           type: 'object',
-          propertyNames: { pattern: NAME_PATTERN },
+          propertyNames: { pattern: NAME_PATTERN, maxLength: NAME_MAX },
           additionalProperties: { type: 'object', additionalProperties: false, properties: fieldProperties },
           description: 'Mail accounts by name; an account with a `query` is polled as one job.',
         },
@@ -89,8 +97,8 @@ export const legacyMailPollerSchema = {
             additionalProperties: false,
             required: ['name'],
             properties: {
-              name: { type: 'string', pattern: NAME_PATTERN },
-              account: { type: 'string', minLength: 1 },
+              name: { type: 'string', pattern: NAME_PATTERN, maxLength: NAME_MAX },
+              account: { type: 'string', minLength: 1, maxLength: NAME_MAX },
               ...fieldProperties,
             },
           },

@@ -7,7 +7,9 @@ import { mergeLegacyMailPoller } from './legacy.js';
 import { resolveRefs, type RefContext } from './refs.js';
 import {
   agentFileSchema,
+  blockNameSchema,
   brokerFileSchema,
+  ID_LIMITS,
   jobSchema,
   llmFileSchema,
   memoryFileSchema,
@@ -222,7 +224,7 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
       candidate.rejectedAgents.set(id, [...(candidate.rejectedAgents.get(id) ?? []), ...found]);
       candidate.agents.delete(id);
     };
-    if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(id)) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9_-]*$/.test(id) || id.length > ID_LIMITS.agent) {
       reject([
         {
           code: 'CONFIG_BAD_AGENT_ID',
@@ -231,8 +233,11 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
           agentId: id,
           file: display,
           path: '',
-          message: `"${id}" is not a valid agent id`,
-          hint: 'rename the file to letters, digits, "_" and "-"',
+          message:
+            id.length > ID_LIMITS.agent
+              ? `agent id "${id.slice(0, 40)}…" is ${id.length} characters long; at most ${ID_LIMITS.agent} are allowed`
+              : `"${id}" is not a valid agent id`,
+          hint: `rename the file to at most ${ID_LIMITS.agent} letters, digits, "_" and "-"`,
         },
       ]);
       continue;
@@ -328,7 +333,11 @@ function readPlugin(
   ): Record<string, Record<string, unknown>> => {
     const out: Record<string, Record<string, unknown>> = {};
     for (const [key, value] of Object.entries(raw[section] ?? {})) {
-      const sink: ConfigIssue[] = [];
+      const sink: ConfigIssue[] = validateAt(blockNameSchema, { [key]: null }, src, [section], base);
+      if (sink.length > 0) {
+        candidate.issues.push(...sink);
+        continue;
+      }
       const resolved = resolveRefs(value ?? {}, ctxFor(base, sink), [section, key]) as Record<
         string,
         unknown
@@ -518,8 +527,12 @@ function readPollers(src: SourceFile, candidate: Candidate, ctxFor: RefCtxFactor
   const byId = new Map<string, number[]>();
   (Array.isArray(rawJobs) ? rawJobs : []).forEach((raw, index) => {
     const path: Segments = ['pollers', 'jobs', index];
+    // An id too long to be valid is no name for the job: it would flood every log line and list.
     const id =
-      raw && typeof raw === 'object' && typeof (raw as { id?: unknown }).id === 'string'
+      raw &&
+      typeof raw === 'object' &&
+      typeof (raw as { id?: unknown }).id === 'string' &&
+      (raw as { id: string }).id.length <= ID_LIMITS.job
         ? (raw as { id: string }).id
         : undefined;
     const jobBase = { scope: 'job' as const, ...(id ? { jobId: id } : {}) };

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigIssueCode } from './issues.js';
 import type { Segments } from './source.js';
@@ -15,7 +16,8 @@ export interface RefContext {
   onSecret(value: string, file?: { path: string; hash: string }): void;
   /**
    * Every file a `${file:}` names (absolute), resolved or not, with what was found there: `sha256:<hash of
-   * the content>`, `missing (<errno>)`, `refused: mode 0644` or `unreadable (<errno>)`. Never the value.
+   * the content>`, `missing (<errno>)`, `refused: mode 0644`, `refused: owner uid 1001` or `unreadable
+   * (<errno>)`. Never the value.
    */
   onFile?(path: string, state: string): void;
   onIssue(segments: Segments, code: ConfigIssueCode, message: string, hint?: string): void;
@@ -92,11 +94,13 @@ function readSecretFile(path: string, ctx: RefContext, segments: Segments): stri
   const abs = isAbsolute(path) ? path : resolve(ctx.cwd, path);
   let real: string;
   let mode: number;
+  let uid: number;
   try {
     real = realpathSync(abs);
     const st = statSync(real);
     if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
     mode = st.mode & 0o777;
+    uid = st.uid;
   } catch (err) {
     ctx.onFile?.(abs, `missing (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     ctx.onIssue(
@@ -115,6 +119,19 @@ function readSecretFile(path: string, ctx: RefContext, segments: Segments): stri
       'CONFIG_SECRET_PERMISSIONS',
       `secret file ${shown} has mode ${mode.toString(8).padStart(4, '0')}; group or others may read it`,
       `chmod 600 ${real}`,
+    );
+    return undefined;
+  }
+  // Another user who owns the file can change or widen it at any time: only the daemon's own user may.
+  const own = process.getuid?.();
+  if (own !== undefined && uid !== own) {
+    ctx.onFile?.(abs, `refused: owner uid ${uid}`);
+    const shown = real === abs ? path : `${path} (-> ${real})`;
+    ctx.onIssue(
+      segments,
+      'CONFIG_SECRET_OWNER',
+      `secret file ${shown} is owned by uid ${uid}, not by the daemon's user (uid ${own})`,
+      `chown ${userName(own)} ${real}`,
     );
     return undefined;
   }
@@ -145,4 +162,13 @@ function readSecretFile(path: string, ctx: RefContext, segments: Segments): stri
   }
   ctx.onSecret(value, { path: abs, hash });
   return value;
+}
+
+function userName(uid: number): string {
+  try {
+    return userInfo().username;
+  } catch {
+    // No passwd entry (a container running as an arbitrary uid): chown takes the number.
+    return String(uid);
+  }
 }

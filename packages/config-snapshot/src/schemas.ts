@@ -4,7 +4,37 @@
  */
 import type { FromSchema } from 'json-schema-to-ts';
 
+/**
+ * Limits of ids and names. They reach metric labels, log fields, admin paths and file names, so each is
+ * bounded and made of plain characters; recipients (`deliver.to`) are free-form but bounded too.
+ */
+export const ID_LIMITS = {
+  /** Job ids (`pollers.jobs[].id`). */
+  job: 128,
+  /** Agent ids (the file names in `agents.d/`). */
+  agent: 64,
+  /** Provider, plugin, instance, account, channel and tool names, and kind names. */
+  name: 64,
+  /** Recipients: `deliver.to`, `failure_to.to`, `outbound_allowlist` entries. */
+  recipient: 256,
+} as const;
+
 const idPattern = '^[A-Za-z0-9][A-Za-z0-9_.-]*$';
+/** Agent ids: letters, digits, `_` and `-` (no `.`: they are file and directory names). */
+export const AGENT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]*$';
+/** Kind names: lower case, digits and `_`, starting with a letter. */
+export const KIND_PATTERN = '^[a-z][a-z0-9_]*$';
+/** Recipients may hold any character but a control character (a line break would forge log lines). */
+export const RECIPIENT_PATTERN = '^[^\\u0000-\\u001f\\u007f]+$';
+
+const nameSchema = { type: 'string', pattern: idPattern, maxLength: ID_LIMITS.name } as const;
+const recipientSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: ID_LIMITS.recipient,
+  pattern: RECIPIENT_PATTERN,
+} as const;
+const names = { pattern: idPattern, maxLength: ID_LIMITS.name } as const;
 
 export const llmFileSchema = {
   $id: 'llm.yaml',
@@ -16,8 +46,9 @@ export const llmFileSchema = {
   properties: {
     providers: {
       type: 'object',
-      description: 'Keyed by `<provider_name>`; agents name a provider in `model.provider`.',
-      propertyNames: { pattern: idPattern },
+      description:
+        'Keyed by `<provider_name>` (at most 64 letters, digits, `_`, `.`, `-`); agents name a provider in `model.provider`.',
+      propertyNames: names,
       additionalProperties: {
         type: 'object',
         additionalProperties: false,
@@ -65,26 +96,30 @@ export const bindingSchema = {
   required: ['plugin'],
   properties: {
     plugin: {
-      type: 'string',
-      pattern: idPattern,
+      ...nameSchema,
       description: 'Channel plugin name (`chat_a`, `chat_b`, `log`, ...).',
     },
     instance: {
-      type: 'string',
-      pattern: idPattern,
+      ...nameSchema,
       description: 'Plugin instance name; omitted = any instance of the plugin.',
     },
     allowed_tools: {
       type: 'array',
-      items: { type: 'string', minLength: 1 },
+      items: { type: 'string', minLength: 1, maxLength: ID_LIMITS.name },
       default: [],
-      description: 'Tools the model may see and call on this binding; `"*"` means all. Hot.',
+      description:
+        'Tools the model may see and call on this binding (names of at most 64 characters); `"*"` means all. Hot.',
     },
     outbound_allowlist: {
       type: 'object',
-      additionalProperties: { type: 'array', items: { type: 'string' } },
+      propertyNames: names,
+      additionalProperties: {
+        type: 'array',
+        items: { type: 'string', maxLength: ID_LIMITS.recipient, pattern: RECIPIENT_PATTERN },
+      },
       default: {},
-      description: 'Channel -> recipient ids this binding may send to with `send_message`. Hot.',
+      description:
+        'Channel -> recipient ids this binding may send to with `send_message` (each at most 256 characters). Hot.',
     },
     system_prompt_extra: {
       type: 'string',
@@ -97,7 +132,8 @@ export const bindingSchema = {
 export const agentFileSchema = {
   $id: 'agents.d/<agent_id>.yaml',
   title: 'Agent definition (agents.d/<agent_id>.yaml)',
-  description: 'One agent; its id is the file name without `.yaml`.',
+  description:
+    'One agent; its id is the file name without `.yaml`: at most 64 letters, digits, `_` and `-`, starting with a letter or digit.',
   type: 'object',
   additionalProperties: false,
   required: ['model', 'inbound_bindings'],
@@ -129,7 +165,8 @@ export const agentFileSchema = {
     },
     credentials: {
       type: 'object',
-      additionalProperties: { type: 'string', pattern: idPattern },
+      propertyNames: names,
+      additionalProperties: nameSchema,
       default: {},
       description:
         'Provider accounts this agent uses, keyed by kind (for example `mail: work`); each names an entry of `accounts` in `plugins/<kind>.yaml`.',
@@ -188,11 +225,13 @@ export const deliverSchema = {
   required: ['channel', 'to'],
   properties: {
     channel: {
-      type: 'string',
-      minLength: 1,
-      description: 'Channel plugin name; the job agent must have a binding for it.',
+      ...nameSchema,
+      description: 'Channel plugin name (at most 64 characters); the job agent must have a binding for it.',
     },
-    to: { type: 'string', minLength: 1, description: 'Recipient id on that channel.' },
+    to: {
+      ...recipientSchema,
+      description: 'Recipient id on that channel: at most 256 characters, no control characters.',
+    },
   },
 } as const;
 
@@ -204,16 +243,30 @@ export const jobSchema = {
     id: {
       type: 'string',
       pattern: idPattern,
-      description: 'Unique; key for state, metrics, admin and lease.',
+      maxLength: ID_LIMITS.job,
+      description:
+        'Unique; key for state, metrics, admin and lease. At most 128 characters: letters, digits, `_`, `.`, `-`, starting with a letter or digit.',
     },
     kind: {
       type: 'string',
-      pattern: '^[a-z][a-z0-9_]*$',
-      description: 'A registered kind: mail, rss, webhook_poll, calendar or custom.',
+      pattern: KIND_PATTERN,
+      maxLength: ID_LIMITS.name,
+      description:
+        'A registered kind: mail, rss, webhook_poll, calendar or custom (at most 64 lower-case letters, digits, `_`).',
     },
-    agent: { type: 'string', description: 'Agent whose credentials and bindings the job uses.' },
+    agent: {
+      type: 'string',
+      pattern: AGENT_ID_PATTERN,
+      maxLength: ID_LIMITS.agent,
+      description: 'Agent whose credentials and bindings the job uses (an agent id: at most 64 characters).',
+    },
     schedule: scheduleSchema,
-    config: { type: 'object', description: 'Kind-specific options, validated by the kind.' },
+    config: {
+      type: 'object',
+      // `deliver` is every kind's; bounded here, so that no kind's own schema can let a huge value through.
+      properties: { deliver: deliverSchema },
+      description: 'Kind-specific options, validated by the kind.',
+    },
     failure_to: { ...deliverSchema, description: 'Where failure alerts go; omitted = logged only.' },
     paused_on_boot: { type: 'boolean', default: false, description: 'Persist `paused = 1` at every start.' },
   },
@@ -426,20 +479,24 @@ export const pluginFileSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
+    // Names are checked block by block (`blockNameSchema`): a bad name rejects its block, not the file.
     instances: {
       type: 'object',
-      propertyNames: { pattern: idPattern },
       additionalProperties: { type: 'object' },
       default: {},
+      description:
+        'Channel instances by name (at most 64 letters, digits, `_`, `.`, `-`, starting with a letter or digit).',
     },
     accounts: {
       type: 'object',
-      propertyNames: { pattern: idPattern },
       additionalProperties: { type: 'object' },
       default: {},
     },
   },
 } as const;
+
+/** The name of one block of a plugin file (`{ [name]: null }`), checked on its own. */
+export const blockNameSchema = { type: 'object', propertyNames: names } as const;
 
 // Defaulted properties are required in these types: ajv fills defaults before anyone reads them.
 export type LlmFile = FromSchema<typeof llmFileSchema>;

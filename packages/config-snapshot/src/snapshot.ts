@@ -90,13 +90,37 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
+const NO_SECRETS = (text: string): string => text;
+
+// The forms a secret takes once printed: as is, JSON-escaped (a quote or a backslash in it) and
+// percent-encoded (a token in a URL path or query).
+function printedForms(secret: string): string[] {
+  const forms = [secret, JSON.stringify(secret).slice(1, -1)];
+  try {
+    forms.push(encodeURIComponent(secret), encodeURI(secret));
+  } catch {
+    // A lone surrogate cannot be percent-encoded; then no URL holds it either.
+  }
+  return forms;
+}
+
+/** Returns `text` itself when no secret occurs in it. */
 export function makeRedactor(secrets: Iterable<string>): (text: string) => string {
+  const originals = [...new Set(secrets)].filter((s) => s.length >= 4);
+  if (originals.length === 0) return NO_SECRETS;
   // Longest first so that a secret containing another is replaced whole.
-  const list = [...new Set(secrets)].filter((s) => s.length >= 4).sort((a, b) => b.length - a.length);
-  if (list.length === 0) return (t) => t;
+  const list = [...new Set(originals.flatMap(printedForms))].sort((a, b) => b.length - a.length);
   return (text) => {
     let out = text;
     for (const s of list) if (out.includes(s)) out = out.split(s).join('[redacted]');
     return out;
   };
+}
+
+/**
+ * The snapshot's `redact`, or `null` when it has no secret to hide: a logger given `null` skips redaction,
+ * so that a configuration without secrets costs nothing per log line.
+ */
+export function secretRedactor(snapshot: Pick<ConfigSnapshot, 'redact'>): ((text: string) => string) | null {
+  return snapshot.redact === NO_SECRETS ? null : snapshot.redact;
 }

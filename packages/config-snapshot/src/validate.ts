@@ -2,6 +2,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { ConfigIssue } from './issues.js';
+import { RECIPIENT_PATTERN } from './schemas.js';
 import { issueAt, type IssueInput, type Segments, type SourceFile } from './source.js';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
@@ -54,6 +55,13 @@ export function validateAt(
   return translate(fn.errors ?? [], value, src, base, ctx);
 }
 
+const CLIP = 40;
+
+/** A name as shown in a message: long ones cut, so that an over-long key cannot flood a log line. */
+export function clip(name: string): string {
+  return name.length <= CLIP ? name : `${name.slice(0, CLIP)}…`;
+}
+
 function pointerToSegments(pointer: string, value: unknown): (string | number)[] {
   if (!pointer) return [];
   const out: (string | number)[] = [];
@@ -93,7 +101,7 @@ function translate(
         const allowed = Object.keys((e.parentSchema as { properties?: object }).properties ?? {});
         input = {
           code: 'CONFIG_UNKNOWN_KEY',
-          message: `unknown key "${key}"`,
+          message: `unknown key "${clip(key)}"`,
           hint: allowed.length ? `remove it, or use one of: ${allowed.join(', ')}` : 'remove it',
         };
         break;
@@ -125,15 +133,32 @@ function translate(
         continue; // reported by the nested `pattern` error with the offending name
       case 'pattern': {
         const name = e.propertyName;
+        // A bad name is located at itself, not at the map that holds it.
+        key = name;
         input = name
           ? {
               code: 'CONFIG_INVALID_VALUE',
-              message: `name "${name}" must match ${(e.params as { pattern: string }).pattern}`,
+              message: `name "${clip(name)}" must match ${(e.params as { pattern: string }).pattern}`,
             }
           : {
               code: 'CONFIG_INVALID_VALUE',
-              message: `must match ${(e.params as { pattern: string }).pattern}`,
+              message:
+                (e.params as { pattern: string }).pattern === RECIPIENT_PATTERN
+                  ? 'must not contain control characters (line breaks, tabs)'
+                  : `must match ${(e.params as { pattern: string }).pattern}`,
             };
+        break;
+      }
+      case 'maxLength': {
+        // Never the value itself: it is what is too long (and may be a secret).
+        const limit = (e.params as { limit: number }).limit;
+        const name = e.propertyName;
+        key = name;
+        const length = name ?? (typeof e.data === 'string' ? e.data : '');
+        input = {
+          code: 'CONFIG_INVALID_VALUE',
+          message: `${name === undefined ? '' : `name "${clip(name)}" `}is ${[...length].length} characters long; at most ${limit} are allowed`,
+        };
         break;
       }
       default:

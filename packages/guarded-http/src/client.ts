@@ -504,6 +504,15 @@ export function createGuardedHttp(options: GuardedHttpOptions = {}): GuardedHttp
             body = undefined;
             delete headers['content-type'];
           }
+          // 307/308 (and 301/302 after a method other than POST) keep the method and so the body, which may
+          // carry a secret as surely as a header: it is never sent to another origin.
+          if (crossOrigin && body !== undefined && body.length > 0) {
+            throw new GuardedHttpError(
+              'HTTP_REDIRECT_REFUSED',
+              `${method} ${safeUrl(st.url)}: the server redirects (${res.statusCode}) to another origin, ${next.origin}, and the request body would go there too; it is not followed. Point the job at the final URL if that origin is trusted.`,
+              { url: safeUrl(st.url), host: st.url.hostname },
+            );
+          }
           if (crossOrigin) {
             const kept: Record<string, string> = {};
             for (const [k, v] of Object.entries(headers)) {

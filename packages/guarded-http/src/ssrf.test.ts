@@ -429,6 +429,49 @@ describe('redirects', () => {
     expect(landed.headers.cookie).toBe(`session=${SECRET}`);
   });
 
+  it.each([
+    [307, 'POST'],
+    [308, 'POST'],
+    [308, 'PUT'],
+    [301, 'PATCH'],
+  ])(
+    'a cross-origin %i after a %s with a body is refused: the body never reaches the other origin',
+    async (status, method) => {
+      const h = client();
+      const before = pubB.requests.length;
+      const err = await refusal(
+        h.request(via(`http://b.test:${pubB.port}/collect`, status), {
+          method,
+          body: JSON.stringify({ token: SECRET }),
+          headers: { 'content-type': 'application/json' },
+        }),
+      );
+      expect(err.code).toBe('HTTP_REDIRECT_REFUSED');
+      expect(err.message).toContain(`another origin, http://b.test:${pubB.port}`);
+      expect(err.message).not.toContain(SECRET);
+      expect(pubA.requests.at(-1)).toMatchObject({ method, path: expect.stringMatching(/^\/redirect/) });
+      expect(pubB.requests.slice(before)).toEqual([]);
+    },
+  );
+
+  it('a cross-origin 307 without a body, and a 303 after a POST, are followed', async () => {
+    const h = client();
+    const before = pubB.requests.length;
+    const empty = await h.request(via(`http://b.test:${pubB.port}/no-body`, 307), { method: 'POST' });
+    expect(empty.status).toBe(200);
+    const switched = await h.request(via(`http://b.test:${pubB.port}/see-other`, 303), {
+      method: 'POST',
+      body: JSON.stringify({ token: SECRET }),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(switched.status).toBe(200);
+    const seen = pubB.requests.slice(before);
+    expect(seen.map((r) => [r.method, r.path, r.body])).toEqual([
+      ['POST', '/no-body', ''],
+      ['GET', '/see-other', ''],
+    ]);
+  });
+
   it('307 keeps method and body; 303 switches to GET without a body', async () => {
     const h = client();
     await h.request(via('/kept', 307), {

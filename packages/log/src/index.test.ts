@@ -47,6 +47,75 @@ describe('log', () => {
     expect(line).toContain('user=u');
   });
 
+  describe('redactor', () => {
+    const SECRET = 'sntl-9b4e"\\x';
+    const hide = (t: string): string => {
+      let out = t;
+      for (const form of [SECRET, JSON.stringify(SECRET).slice(1, -1)])
+        if (out.includes(form)) out = out.split(form).join('[redacted]');
+      return out;
+    };
+    const record = (fields: Record<string, unknown>): void => {
+      const levels = ['debug', 'info', 'warn', 'error'] as const;
+      for (const format of ['kv', 'json'] as const) {
+        const lines: string[] = [];
+        const log = createLogger({ level: 'debug', format, write: (l) => lines.push(l), redact: hide });
+        for (const lv of levels) log.child({ bound: `b ${SECRET}` })[lv](`m ${SECRET}`, fields);
+        expect(lines).toHaveLength(4);
+        for (const l of lines) {
+          expect(l).not.toContain('sntl-9b4e');
+          expect(l).toContain('[redacted]');
+        }
+      }
+    };
+
+    it('hides secrets in the message and every field value, at every level, in kv and JSON', () => {
+      record({
+        url: `https://api.example.org/${SECRET}/items`,
+        err: new Error(`GET /${SECRET} failed`),
+        list: ['a', SECRET, { deep: [SECRET] }],
+        obj: { nested: { value: `x${SECRET}y` }, [SECRET]: 1 },
+        n: 1,
+      });
+    });
+
+    it('a redactor set later reaches children made before', () => {
+      const lines: string[] = [];
+      const root = createLogger({ write: (l) => lines.push(l) });
+      const child = root.child({ component: 'pollers' });
+      child.info('before', { url: `/${SECRET}` });
+      root.setRedactor(hide);
+      child.info('after', { url: `/${SECRET}` });
+      root.setRedactor(null);
+      child.info('cleared', { n: 1 });
+      expect(lines[0]).toContain('sntl-9b4e');
+      expect(lines[1]).not.toContain('sntl-9b4e');
+      expect(lines[1]).toContain('url=/[redacted]');
+      expect(lines[2]).toMatch(/msg="cleared" component=pollers n=1$/);
+    });
+
+    it('without secrets the line is the same, and a record below the level never reaches the redactor', () => {
+      let calls = 0;
+      const counting = (t: string): string => {
+        calls++;
+        return t;
+      };
+      const rec = {
+        ts: 't',
+        level: 'info' as const,
+        msg: 'm',
+        fields: { a: 'x y', b: [1, { c: 'd' }], e: { f: 'g' } },
+      };
+      for (const format of ['kv', 'json'] as const)
+        expect(formatRecord(rec, format, counting)).toBe(formatRecord(rec, format));
+      expect(calls).toBeGreaterThan(0);
+      calls = 0;
+      const log = createLogger({ level: 'info', write: () => {}, redact: counting });
+      log.debug('dropped', { url: 'x' });
+      expect(calls).toBe(0);
+    });
+  });
+
   it('memory logger records structured fields', () => {
     const log = createMemoryLogger();
     log.child({ a: 1 }).warn('w', { b: 2 });

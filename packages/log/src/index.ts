@@ -23,12 +23,26 @@ export interface Logger {
   child(fields: LogFields): Logger;
 }
 
+/**
+ * Replaces every secret value in `text` (e.g. `ConfigSnapshot.redact`). Returns `text` itself when there is
+ * nothing to replace, so that a line without secrets costs no new string.
+ */
+export type Redactor = (text: string) => string;
+
 export interface LoggerOptions {
   level?: LogLevel;
   format?: LogFormat;
   /** Where finished lines go; stderr by default. */
   write?: (line: string) => void;
   now?: () => Date;
+  /** Applied to the message and every field value of every record, at every level. */
+  redact?: Redactor | null;
+}
+
+/** The logger `createLogger` returns: its children share the redactor it is given later. */
+export interface RootLogger extends Logger {
+  /** Replaces the redactor of this logger and of every child (`null`: nothing to hide). */
+  setRedactor(redact: Redactor | null): void;
 }
 
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -53,6 +67,42 @@ export function redactFields(fields: LogFields): LogFields {
   return out ?? fields;
 }
 
+const MAX_DEPTH = 8;
+
+/**
+ * `v` with every string in it (object keys too) passed through `redact`; `v` itself when nothing changed, so
+ * that a record without secrets allocates nothing here. Deeper than `MAX_DEPTH`, the value is printed to JSON
+ * text and that is redacted (a cycle then throws, as `JSON.stringify` would).
+ */
+function redactValue(v: unknown, redact: Redactor, depth = 0): unknown {
+  if (typeof v === 'string') return redact(v);
+  if (v instanceof Error) return redact(v.message);
+  // Typed arrays and buffers hold numbers only.
+  if (typeof v !== 'object' || v === null || ArrayBuffer.isView(v)) return v;
+  if (depth >= MAX_DEPTH) return redact(JSON.stringify(v));
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      const r = redactValue(x, redact, depth + 1);
+      if (r !== x) (out ??= v.slice())[i] = r;
+    }
+    return out ?? v;
+  }
+  let out: Record<string, unknown> | undefined;
+  const obj = v as Record<string, unknown>;
+  for (const k in obj) {
+    const x = obj[k];
+    const r = redactValue(x, redact, depth + 1);
+    const rk = redact(k);
+    if (r === x && rk === k) continue;
+    out ??= { ...obj };
+    if (rk !== k) delete out[k];
+    out[rk] = r;
+  }
+  return out ?? v;
+}
+
 function kvValue(v: unknown): string {
   let s: string;
   if (v instanceof Error) s = v.message;
@@ -63,27 +113,46 @@ function kvValue(v: unknown): string {
   return s === '' || /[\s="\\]/.test(s) ? JSON.stringify(s) : s;
 }
 
-export function formatRecord(rec: LogRecord, format: LogFormat): string {
+/**
+ * One record as a line; `redact` hides secret values in the message and in every field value (strings inside
+ * objects and arrays too), before anything is quoted or escaped.
+ */
+export function formatRecord(rec: LogRecord, format: LogFormat, redact: Redactor | null = null): string {
   const fields = redactFields(rec.fields);
+  const msg = redact === null ? rec.msg : redact(rec.msg);
   if (format === 'json') {
-    const body: LogFields = { ts: rec.ts, level: rec.level, msg: rec.msg };
+    const body: LogFields = { ts: rec.ts, level: rec.level, msg };
     for (const [k, v] of Object.entries(fields)) {
-      if (v !== undefined) body[k] = v instanceof Error ? v.message : v;
+      if (v === undefined) continue;
+      const shown = v instanceof Error ? v.message : v;
+      body[k] = redact === null ? shown : redactValue(shown, redact);
     }
     return JSON.stringify(body);
   }
-  let line = `ts=${rec.ts} level=${rec.level} msg=${JSON.stringify(rec.msg)}`;
+  let line = `ts=${rec.ts} level=${rec.level} msg=${JSON.stringify(msg)}`;
   for (const [k, v] of Object.entries(fields)) {
-    if (v !== undefined) line += ` ${k}=${kvValue(v)}`;
+    if (v !== undefined) line += ` ${k}=${kvValue(redact === null ? v : redactValue(v, redact))}`;
   }
   return line;
 }
 
-class StructuredLogger implements Logger {
+interface Settings {
+  level: LogLevel;
+  format: LogFormat;
+  write: (line: string) => void;
+  now: () => Date;
+  // Shared by a root logger and its children, so that `setRedactor` reaches every one of them.
+  redact: Redactor | null;
+}
+
+class StructuredLogger implements RootLogger {
   constructor(
-    private readonly opts: Required<LoggerOptions>,
+    private readonly opts: Settings,
     private readonly bound: LogFields,
   ) {}
+  setRedactor(redact: Redactor | null): void {
+    this.opts.redact = redact;
+  }
   // Logging never throws: a caller that logs from an error path (an uncaught-exception handler) must not get
   // a new exception back, or it logs again and loops.
   private emit(level: LogLevel, msg: string, fields?: LogFields): void {
@@ -95,12 +164,13 @@ class StructuredLogger implements Logger {
         msg,
         fields: { ...this.bound, ...fields },
       };
+      const { format, redact } = this.opts;
       let line: string;
       try {
-        line = formatRecord(rec, this.opts.format);
+        line = formatRecord(rec, format, redact);
       } catch (err) {
         // A field JSON cannot print (a cycle, a BigInt): keep the record, drop the fields.
-        line = formatRecord({ ...rec, fields: { log_error: (err as Error).message } }, this.opts.format);
+        line = formatRecord({ ...rec, fields: { log_error: (err as Error).message } }, format, redact);
       }
       this.opts.write(line);
     } catch {
@@ -156,13 +226,14 @@ const writeStderr = (line: string): void => {
   stderrSink(line);
 };
 
-export function createLogger(options: LoggerOptions = {}): Logger {
+export function createLogger(options: LoggerOptions = {}): RootLogger {
   return new StructuredLogger(
     {
       level: options.level ?? 'info',
       format: options.format ?? 'kv',
       write: options.write ?? writeStderr,
       now: options.now ?? (() => new Date()),
+      redact: options.redact ?? null,
     },
     {},
   );

@@ -24,6 +24,11 @@ describe('HTTP helpers for kinds', () => {
     expect(
       requestFailure(Object.assign(new Error('blocked'), { code: 'HTTP_SSRF_BLOCKED' }), 'fetch').name,
     ).toBe('PermanentError');
+    // A body the server wants sent to another origin: only the job's URL can change that.
+    expect(
+      requestFailure(Object.assign(new Error('cross-origin'), { code: 'HTTP_REDIRECT_REFUSED' }), 'fetch')
+        .name,
+    ).toBe('PermanentError');
     expect(requestFailure(Object.assign(new Error('reset'), { code: 'HTTP_NETWORK' }), 'fetch').name).toBe(
       'TransientError',
     );

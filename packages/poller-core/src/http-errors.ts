@@ -56,6 +56,7 @@ const PERMANENT_HTTP_CODES = new Set([
   'HTTP_BAD_URL',
   'HTTP_BAD_SCHEME',
   'HTTP_INVALID_REQUEST',
+  'HTTP_REDIRECT_REFUSED',
 ]);
 
 function codeOf(err: unknown): string | undefined {

@@ -11,6 +11,7 @@ export {
   KIND_NAME_PATTERN,
   POLLER_API_VERSION,
   POLLER_KIND_BRAND,
+  hashSourceKey,
   sourceKeyOf,
   withBaseConfig,
   type AgentTool,

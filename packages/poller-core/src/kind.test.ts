@@ -1,3 +1,4 @@
+import { compileSchema } from '@agent/config-snapshot';
 import { describe, expect, it } from 'vitest';
 import { scriptedKind } from '../test/helpers.js';
 import {
@@ -8,12 +9,14 @@ import {
   PermanentError,
   renderTemplate,
   safeReason,
+  hashSourceKey,
   sourceKeyOf,
   templatePlaceholders,
   TransientError,
   validateTemplate,
   withBaseConfig,
 } from './index.js';
+import { sameSource } from './kind.js';
 import { createKindRegistry } from './runtime.js';
 
 const base = {
@@ -52,6 +55,30 @@ describe('definePollerKind', () => {
     }
     expect(err).toMatchObject({ code });
     expect((err as Error).message).toMatch(text);
+  });
+
+  it('a kind name is at most 64 characters, and a long one is not repeated in full', () => {
+    expect(definePollerKind({ ...base, kind: `k${'x'.repeat(63)}` }).kind).toHaveLength(64);
+    let err: unknown;
+    try {
+      definePollerKind({ ...base, kind: `k${'x'.repeat(64)}` });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: 'POLLER_INVALID_KIND' });
+    expect((err as Error).message).toBe(
+      `kind "k${'x'.repeat(39)}…": name must match ^[a-z][a-z0-9_]{0,63}$ (lower case, digits, underscores)`,
+    );
+  });
+
+  it('deliver: a channel is a plugin name of at most 64 characters, a recipient at most 256 without control characters', () => {
+    const validate = compileSchema(withBaseConfig({}));
+    const ok = (deliver: object) => validate({ message_template: 'x', deliver });
+    expect(ok({ channel: 'chat_a', to: `+${'1'.repeat(255)}` })).toBe(true);
+    expect(ok({ channel: 'c'.repeat(65), to: 'op' })).toBe(false);
+    expect(ok({ channel: 'chat a', to: 'op' })).toBe(false);
+    expect(ok({ channel: 'chat_a', to: 'o'.repeat(257) })).toBe(false);
+    expect(ok({ channel: 'chat_a', to: 'op\nlevel=error' })).toBe(false);
   });
 });
 
@@ -143,5 +170,26 @@ describe('sourceKeyOf', () => {
     const b = sourceKeyOf(k, { message_template: 'b', url: 'u', dispatch_delay_ms: 9 });
     expect(a).toBe(b);
     expect(sourceKeyOf(k, { url: 'v' })).not.toBe(a);
+  });
+
+  it('is a hash of the identity: no config value, URL or secret in it', () => {
+    const k = definePollerKind({ ...base, sourceKey: (c: Record<string, unknown>) => String(c.url) });
+    const key = sourceKeyOf(k, { url: 'https://api.example.org/tok-5f2e9a/items' });
+    expect(key).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(key).toBe(hashSourceKey('demo:https://api.example.org/tok-5f2e9a/items'));
+    expect(sourceKeyOf(definePollerKind(base), { url: 'tok-5f2e9a' })).not.toContain('tok-5f2e9a');
+  });
+
+  it('accepts a key stored before keys were hashed for the same source, and nothing else', () => {
+    const k = definePollerKind(base);
+    const current = sourceKeyOf(k, { url: 'u' });
+    expect(sameSource(current, current)).toBe(true);
+    expect(sameSource('demo:{"url":"u"}', current)).toBe(true);
+    expect(sameSource('demo:{"url":"v"}', current)).toBe(false);
+    expect(sameSource(sourceKeyOf(k, { url: 'v' }), current)).toBe(false);
+    expect(sameSource(null, current)).toBe(false);
+    // A hash is not taken for the identity it hashes.
+    expect(sameSource(hashSourceKey(current), current)).toBe(false);
+    expect(sameSource(current, hashSourceKey(current))).toBe(true);
   });
 });

@@ -1,4 +1,5 @@
 /** The plugin API a poller kind implements. Kinds only fetch; the runner owns everything else. */
+import { createHash } from 'node:crypto';
 import { compileSchema } from '@agent/config-snapshot';
 import type { GuardedRequestOptions, GuardedResponse } from '@agent/guarded-http';
 import type { Logger } from '@agent/log';
@@ -10,7 +11,8 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 export const POLLER_API_VERSION = 1 as const;
 /** Brand stamped by `definePollerKind`; a registered symbol, so duplicate package copies agree. */
 export const POLLER_KIND_BRAND: unique symbol = Symbol.for('@agent/poller-kind') as never;
-export const KIND_NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+/** Kind and tool names: at most 64 characters (a kind name is a metric label and a log field). */
+export const KIND_NAME_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** One thing a tick found. `id` is stable across ticks: it is the dedup key. */
 export interface PollItem {
@@ -90,7 +92,7 @@ export interface KindTool<Shared = unknown> {
 }
 
 export interface PollerKindDefinition<Config = Record<string, unknown>, Shared = unknown> {
-  /** `^[a-z][a-z0-9_]*$`, e.g. `rss`, `webhook_poll`, `acme_jira`. */
+  /** `^[a-z][a-z0-9_]{0,63}$`, e.g. `rss`, `webhook_poll`, `acme_jira`. */
   readonly kind: string;
   readonly apiVersion: typeof POLLER_API_VERSION;
   /** JSON Schema of `config`. Must declare `deliver` and `message_template` (see `withBaseConfig`). */
@@ -105,7 +107,10 @@ export interface PollerKindDefinition<Config = Record<string, unknown>, Shared =
   createShared?(ctx: SharedContext): Shared | Promise<Shared>;
   /** Extra semantic checks of a schema-valid config; each string is one problem. */
   validate?(config: Config, ctx: { jobId: string; agentId: string }): string[];
-  /** Identity of the source; a reload keeps the cursor unless this changes. */
+  /**
+   * Identity of the source; a reload keeps the cursor unless this changes. Only its SHA-256 is stored (it may
+   * hold a URL path with a token), so it may name the source in full.
+   */
   sourceKey?(config: Config): string;
   tick(ctx: TickContext<Config, Shared>): Promise<TickResult>;
   readonly tools?: readonly KindTool<Shared>[];
@@ -126,10 +131,17 @@ export const deliverConfigSchema = {
   properties: {
     channel: {
       type: 'string',
-      minLength: 1,
+      pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$',
+      maxLength: 64,
       description: 'Channel plugin; the job agent needs a binding for it.',
     },
-    to: { type: 'string', minLength: 1, description: 'Recipient id on that channel.' },
+    to: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 256,
+      pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+      description: 'Recipient id on that channel: at most 256 characters, no control characters.',
+    },
   },
 } as const;
 
@@ -173,7 +185,8 @@ export function withBaseConfig<
 }
 
 function invalid(kind: unknown, message: string): PollerError {
-  const name = typeof kind === 'string' ? `kind "${kind}"` : 'kind';
+  const name =
+    typeof kind === 'string' ? `kind "${kind.length > 64 ? `${kind.slice(0, 40)}…` : kind}"` : 'kind';
   return new PollerError('POLLER_INVALID_KIND', `${name}: ${message}`);
 }
 
@@ -254,8 +267,31 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** The kind's `sourceKey`, or kind + config without template, deliver, max_per_tick and dispatch_delay_ms. */
-export function sourceKeyOf(kind: PollerKind, config: Record<string, unknown>): string {
+function sourceIdentity(kind: PollerKind, config: Record<string, unknown>): string {
   if (kind.sourceKey) return `${kind.kind}:${kind.sourceKey(config)}`;
   const rest = Object.fromEntries(Object.entries(config).filter(([k]) => !GENERIC_FIELDS.includes(k)));
   return `${kind.kind}:${canonicalJson(rest)}`;
+}
+
+/** `sha256:<hex>` of a source identity: what `poll_state.source_key` holds. */
+export function hashSourceKey(identity: string): string {
+  return `sha256:${createHash('sha256').update(identity).digest('hex')}`;
+}
+
+/**
+ * The key stored for the job's source: a hash of its identity (see `sourceIdentity`), compared only for
+ * equality. Never the identity itself: a URL path or a config value may hold a secret.
+ */
+export function sourceKeyOf(kind: PollerKind, config: Record<string, unknown>): string {
+  return hashSourceKey(sourceIdentity(kind, config));
+}
+
+/**
+ * Whether a stored source key names the source whose key is `current`. Rows written before keys were hashed
+ * hold the identity itself, whose hash is `current` when the source did not change: such a row keeps its
+ * cursor (the caller rewrites the key) instead of baselining every job again at upgrade.
+ */
+export function sameSource(stored: string | null, current: string): boolean {
+  if (stored === null) return false;
+  return stored === current || hashSourceKey(stored) === current;
 }

@@ -8,7 +8,7 @@ import type { Logger } from '@agent/log';
 import type { Registry } from 'prom-client';
 import { systemClock, type Clock } from './clock.js';
 import { LeaseLostError, PollerError, safeReason } from './errors.js';
-import { canonicalJson, type AgentTool, type PollerKind, type ResolvedAccount } from './kind.js';
+import { canonicalJson, sameSource, type AgentTool, type PollerKind, type ResolvedAccount } from './kind.js';
 import { createPollerMetrics, type PollerMetrics } from './metrics.js';
 import { planReload, type ReloadPlan } from './plan.js';
 import type { KindRegistry } from './registry.js';
@@ -513,7 +513,10 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     const st = await store.init(def.id, { sourceKey: def.sourceKey });
     const ops: { state: JobStatePatch; clearSeen?: boolean } = { state: {} };
     const patch = ops.state;
-    if (st.sourceKey !== def.sourceKey) {
+    if (st.sourceKey !== def.sourceKey && sameSource(st.sourceKey, def.sourceKey)) {
+      // A key stored before keys were hashed, for the same source: rewritten, the cursor kept.
+      patch.sourceKey = def.sourceKey;
+    } else if (st.sourceKey !== def.sourceKey) {
       // The source changed: the old cursor and seen ids mean nothing for the new one.
       Object.assign(patch, { sourceKey: def.sourceKey, cursor: null, baselined: false, maxItems: 0 });
       ops.clearSeen = true;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { scriptedKind, job } from '../test/helpers.js';
+import { hashSourceKey } from './kind.js';
 import { createKindRegistry, validateJobs } from './runtime.js';
 import { createTestSnapshot, type TestJobSpec } from './testing.js';
 
@@ -33,7 +34,8 @@ describe('validateJobs', () => {
     const d = r.valid.find((v) => v.id === 'ok')!;
     expect(d.kind.kind).toBe('fake');
     expect(d.deliver).toEqual({ channel: 'chat_a', to: 'u1' });
-    expect(d.sourceKey).toBe('fake:{"source":"s1"}');
+    // The identity of the source is kind + config; only its hash is stored.
+    expect(d.sourceKey).toBe(hashSourceKey('fake:{"source":"s1"}'));
   });
 
   const cases: {

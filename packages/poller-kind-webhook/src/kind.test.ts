@@ -1,4 +1,4 @@
-import { classifyError, renderTemplate } from '@agent/poller-core';
+import { classifyError, hashSourceKey, renderTemplate, sourceKeyOf } from '@agent/poller-core';
 import { runKindTick, testPollerKind } from '@agent/poller-core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryLogger, startServer, withLogger, type TestServer } from '../test/helpers.js';
@@ -397,5 +397,17 @@ describe('webhook_poll: sourceKey', () => {
     expect(webhookPollerKind.sourceKey!({ ...cfg, headers: { A: '1' } })).toBe(
       webhookPollerKind.sourceKey!({ ...cfg, headers: { A: '2' } }),
     );
+  });
+
+  it('is stored as a hash: a token in the URL path never reaches the state db', () => {
+    const cfg = {
+      url: 'https://api.example.org/tok-3e8d1f/items',
+      method: 'GET' as const,
+      items_path: '',
+      id_field: 'id',
+    };
+    const stored = sourceKeyOf(webhookPollerKind, cfg);
+    expect(stored).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(stored).toBe(hashSourceKey(`webhook_poll:${webhookSourceKey(cfg)}`));
   });
 });

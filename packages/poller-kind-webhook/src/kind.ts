@@ -124,8 +124,9 @@ function sha256(s: string): string {
 
 /**
  * Identity of the source: method, URL, items_path, id_field and body. Headers are left out (rotating a
- * token keeps the seen set); the query string and body are hashed (they may hold tokens, and the key is
- * stored in the state db).
+ * token keeps the seen set); the query string and body are hashed. The URL path stays readable here, but
+ * this text is never stored: poller-core stores its SHA-256 (`sourceKeyOf`). Its format must not change,
+ * or state rows written by earlier versions would no longer match and every job would baseline again.
  */
 export function webhookSourceKey(
   config: Pick<WebhookConfig, 'url' | 'method' | 'items_path' | 'id_field' | 'body'>,
