@@ -5,10 +5,12 @@
 export {
   baseConfigProperties,
   canonicalJson,
+  DEFAULT_MAX_ITEMS_CONSIDERED,
   definePollerKind,
   deliverConfigSchema,
   isPollerKind,
   KIND_NAME_PATTERN,
+  maxItemsConsidered,
   POLLER_API_VERSION,
   POLLER_KIND_BRAND,
   sourceKeyOf,
