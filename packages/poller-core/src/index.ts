@@ -58,3 +58,7 @@ export {
   statusFailure,
   urlProblems,
 } from './http-errors.js';
+// Bounded parsing for kinds that read large responses: JSON in slices with a depth cap, and time slices for
+// their own loops.
+export { DEFAULT_JSON_MAX_DEPTH, parseJsonAsync } from '@agent/guarded-http';
+export { timeSlicer, type TimeSlicer } from '@agent/timers';

@@ -168,7 +168,7 @@ export const DEFAULT_MAX_ITEMS_CONSIDERED = 10_000;
  * The job's `max_items_considered`: the runner keeps at most this many items of a fetch (the newest, the last
  * of the oldest-first list). A kind that parses a large response can stop at it early and save the work.
  */
-export function maxItemsConsidered(config: Readonly<Record<string, unknown>>): number {
+export function maxItemsConsidered(config: { readonly max_items_considered?: unknown }): number {
   const n = config.max_items_considered;
   return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? n : DEFAULT_MAX_ITEMS_CONSIDERED;
 }
