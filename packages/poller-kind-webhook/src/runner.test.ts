@@ -24,6 +24,9 @@ async function endpoint(initial: unknown) {
   return { server, state };
 }
 
+const deep = (n: number): string => `${'['.repeat(n)}${']'.repeat(n)}`;
+const list = (n: number) => Array.from({ length: n }, (_, i) => ({ id: i, title: `t${i}` }));
+
 function hookJob(url: string, extra: Record<string, unknown> = {}) {
   return job('hook', 'webhook_poll', {
     url,
@@ -207,7 +210,6 @@ describe('webhook_poll through the poller service', () => {
 
   it('a response nested deeper than 64 levels fails Transient naming the depth, not with a stack overflow', async () => {
     let id = 1;
-    const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
     const server = await startServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(`{"data":[{"id":${id},"title":"t","v":${deep(100_000)}}]}`);
@@ -228,7 +230,6 @@ describe('webhook_poll through the poller service', () => {
   });
 
   it('considers only the newest max_items_considered items of a large response, with one warning', async () => {
-    const list = (n: number) => Array.from({ length: n }, (_, i) => ({ id: i, title: `t${i}` }));
     const e = await endpoint({ data: list(30) });
     const logger = memoryLogger();
     const h = await started({
