@@ -33,6 +33,7 @@ export const CONFIG_ISSUE_CODES = {
   CONFIG_INVALID_VALUE: 'A value has the wrong type or is out of range.',
   CONFIG_SECRET_PERMISSIONS: 'A `${file:}` secret is readable by group or others.',
   CONFIG_SECRET_MISSING: 'A `${file:}` secret does not exist or cannot be read.',
+  CONFIG_SECRET_NOT_FILE: 'A `${file:}` secret is not a regular file (a FIFO, a directory, a device).',
   CONFIG_SECRET_EMPTY: 'A `${file:}` secret is empty.',
   CONFIG_ENV_UNSET: 'A `${VAR}` reference names an unset environment variable.',
   CONFIG_BAD_REFERENCE: 'A `${...}` reference has an unknown form.',
