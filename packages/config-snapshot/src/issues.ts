@@ -26,8 +26,11 @@ export interface ConfigIssue {
 
 export const CONFIG_ISSUE_CODES = {
   CONFIG_DIR_MISSING: 'The config directory does not exist or is not a directory.',
-  CONFIG_FILE_UNREADABLE: 'A config file exists but could not be read.',
+  CONFIG_FILE_UNREADABLE: 'A config file exists but could not be read, or is not a regular file.',
+  CONFIG_FILE_TOO_LARGE: 'A config file is larger than 4 MiB.',
+  CONFIG_FILE_CHANGING: 'A config file was being written while a reload read it; it was not used.',
   CONFIG_YAML_SYNTAX: 'A file is not valid YAML.',
+  CONFIG_YAML_TOO_DEEP: 'Mappings and sequences of a file nest deeper than 64 levels.',
   CONFIG_UNKNOWN_KEY: 'A key that the schema does not know.',
   CONFIG_MISSING_KEY: 'A required key is missing.',
   CONFIG_INVALID_VALUE: 'A value has the wrong type or is out of range.',
