@@ -54,9 +54,9 @@ describe('explicit reloads read a consistent snapshot', () => {
       const writer = inPlaceWriter(join(w.configDir, 'agents.d', 'a.yaml'), 40, 80, 320);
       const acks: { version: number; rejected: unknown[]; errors: unknown[]; code: number | null }[] = [];
       try {
-        let finished = false;
-        void writer.done.then(() => (finished = true));
-        while (!finished && acks.length < 25) {
+        const writing = { on: true };
+        void writer.done.then(() => (writing.on = false));
+        while (writing.on && acks.length < 25) {
           const r = await runCli(w, ['reload', '--config-dir', 'config', '--json']);
           const ack = JSON.parse(r.stdout) as { version: number; rejected: unknown[]; errors: unknown[] };
           acks.push({ ...ack, code: r.code });
