@@ -684,10 +684,10 @@ async function parseFeedSliced(
         return whole(fallback);
       }
       if (batch.format !== envelope.format) return whole(fallback);
-      for (const raw of itemsOf(batch)) {
-        ids.add(shape.draft(raw));
-        await slicer.maybeYield();
-      }
+      // A batch is normalised before the next yield: its parse tree then dies young, never promoted to the
+      // old generation, where it would stay until a full GC long after the tick.
+      for (const raw of itemsOf(batch)) ids.add(shape.draft(raw));
+      await slicer.maybeYield();
     }
     return feedOf(envelope.format, shape.title, ids.items);
   };
@@ -711,21 +711,22 @@ async function parseFeedSliced(
   const layout = await scanItems(doc, prolog.root, slicer);
   if (!layout || layout.items.length === 0) return whole(() => parseXmlDocument(doc, prolog.root));
   const spans = layout.items;
+  const count = spans.length / 2;
   return inBatches(
     () => {
       const gaps: string[] = [];
       let from = 0;
-      for (const [start, end] of spans) {
-        gaps.push(doc.slice(from, start));
-        from = end;
+      for (let k = 0; k < spans.length; k += 2) {
+        gaps.push(doc.slice(from, spans[k]));
+        from = spans[k + 1]!;
       }
       gaps.push(doc.slice(from));
       return parseXmlDocument(gaps.join(''), prolog.root);
     },
-    spans.length,
+    count,
     (from, to) =>
       parseXmlDocument(
-        `${layout.open}${doc.slice(spans[from]![0], spans[to - 1]![1])}${layout.close}`,
+        `${layout.open}${doc.slice(spans[2 * from], spans[2 * to - 1])}${layout.close}`,
         prolog.root,
       ),
     () => parseXmlDocument(doc, prolog.root),
@@ -742,8 +743,8 @@ interface ItemLayout {
   open: string;
   /** The matching end tags. */
   close: string;
-  /** [start, end) of every item element, in document order. */
-  items: [number, number][];
+  /** start, end (exclusive) of every item element, in document order, flat: one array, not one per item. */
+  items: number[];
 }
 
 const NAME = /[^\s/>]+/y;
@@ -766,7 +767,7 @@ async function scanItems(doc: string, root: string, slicer: TimeSlicer): Promise
   // The start tags (and names) of the root and, for RSS, the channel.
   const starts: string[] = [];
   const names: string[] = [];
-  const items: [number, number][] = [];
+  const items: number[] = [];
   let itemStart = -1;
   let i = 0;
   let tags = 0;
@@ -813,7 +814,7 @@ async function scanItems(doc: string, root: string, slicer: TimeSlicer): Promise
     if (closing) {
       if (stack.pop() !== name) return undefined;
       if (itemStart !== -1 && stack.length === containerDepth) {
-        items.push([itemStart, i]);
+        items.push(itemStart, i);
         itemStart = -1;
       }
       continue;
@@ -830,7 +831,7 @@ async function scanItems(doc: string, root: string, slicer: TimeSlicer): Promise
       stack[containerDepth - 1] === names[containerDepth - 1] &&
       localName(name) === itemName
     ) {
-      if (selfClosing) items.push([lt, i]);
+      if (selfClosing) items.push(lt, i);
       else itemStart = lt;
     }
     if (!selfClosing) stack.push(name);
