@@ -24,7 +24,14 @@ import {
   type RuntimeFile,
 } from './schemas.js';
 import type { AgentSnapshot, LegacyFile, LoadedJob, PluginSnapshot, PollersSnapshot } from './snapshot.js';
-import { issueAt, readYamlFile, type IssueInput, type Segments, type SourceFile } from './source.js';
+import {
+  beginReadPass,
+  issueAt,
+  readYamlFile,
+  type IssueInput,
+  type Segments,
+  type SourceFile,
+} from './source.js';
 import { validateAt } from './validate.js';
 
 export interface PluginSchemas {
@@ -80,6 +87,15 @@ export interface Candidate {
 }
 
 export function readCandidate(configDir: string, opts: ReadOptions = {}): Candidate {
+  const endPass = beginReadPass();
+  try {
+    return readDirectory(configDir, opts);
+  } finally {
+    endPass();
+  }
+}
+
+function readDirectory(configDir: string, opts: ReadOptions): Candidate {
   const cwd = opts.cwd ?? process.cwd();
   const env = opts.env ?? process.env;
   const issues: ConfigIssue[] = [];

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, loadConfigWhenQuiet } from './config.js';
 import { formatIssue } from './issues.js';
-import { MAX_FILE_BYTES, MAX_YAML_DEPTH, parseYamlText } from './source.js';
+import { cachedParseCount, MAX_FILE_BYTES, MAX_YAML_DEPTH, parseYamlText } from './source.js';
 import { agentYaml, baseFiles, tempConfig, type TempDir } from './test-helpers.js';
 
 let dirs: TempDir[] = [];
@@ -120,5 +120,15 @@ describe('reading config files', () => {
     });
     expect(r.errors.length).toBeGreaterThan(0);
     expect(r.errors.every((e) => e.code === 'CONFIG_FILE_CHANGING')).toBe(true);
+  });
+
+  it('the parse cache keeps the files of the last read only, not every version saved since', () => {
+    const d = make(baseFiles({ a: agentYaml('# agent a\n') }));
+    for (let i = 0; i < 5; i++) {
+      d.write('agents.d/b.yaml', agentYaml(`# version ${i}\n`));
+      expect(loadConfig(d.config, { cwd: d.root, env: {} }).errors).toEqual([]);
+    }
+    // llm.yaml, plugins/log.yaml, agents.d/a.yaml and the current agents.d/b.yaml.
+    expect(cachedParseCount()).toBe(4);
   });
 });

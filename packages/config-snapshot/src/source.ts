@@ -83,7 +83,27 @@ const DOCUMENT_PARSER_MAX_CHARS = 256 * 1024;
 const READ_ATTEMPTS = 3;
 const MAX_CACHED_FILES = 4096;
 /** Parsed files by content hash, least recently used first. Values are frozen: nobody may mutate them. */
-const parsed = new Map<string, { value: unknown; locate: SourceFile['locate'] }>();
+const parsed = new Map<string, { value: unknown; locate: SourceFile['locate']; pass: number }>();
+let readPass = 0;
+
+/**
+ * Starts a read of the whole config directory; the returned function ends it and drops every parsed file
+ * the read did not use. The cache then holds the trees of the files as they are now (which the snapshot
+ * references anyway), not of every version saved since the start: edits of a 4 MiB file would otherwise
+ * keep one large tree each.
+ */
+export function beginReadPass(): () => void {
+  const id = ++readPass;
+  return () => {
+    if (readPass !== id) return;
+    for (const [hash, entry] of parsed) if (entry.pass !== id) parsed.delete(hash);
+  };
+}
+
+/** How many parsed files the cache holds (tests). */
+export function cachedParseCount(): number {
+  return parsed.size;
+}
 
 export interface ReadFileOptions {
   /**
@@ -246,6 +266,7 @@ export function parseYamlText(
   const cached = parsed.get(hash);
   if (cached) {
     parsed.delete(hash);
+    cached.pass = readPass;
     parsed.set(hash, cached);
     return { src: { ...names, hash, value: cached.value, locate: cached.locate }, issues: [] };
   }
@@ -284,7 +305,7 @@ export function parseYamlText(
   // parses the text again on first use. Snapshots of big files then hold their text, not their tree.
   const locate = lazyLocator(text);
   const frozen = deepFreeze(value ?? null);
-  parsed.set(hash, { value: frozen, locate });
+  parsed.set(hash, { value: frozen, locate, pass: readPass });
   if (parsed.size > MAX_CACHED_FILES) parsed.delete(parsed.keys().next().value!);
   return { src: { ...names, hash, value: frozen, locate }, issues: [] };
 }
