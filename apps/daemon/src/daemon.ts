@@ -206,6 +206,21 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         await toggleReloadTriggers(next);
         return reports;
       },
+      status: async (current, result) => {
+        const reports = new Map<string, ApplyReport>();
+        for (const s of subsystems) {
+          try {
+            const r = await s.status?.(current, result);
+            if (r) reports.set(s.name, r);
+          } catch (err) {
+            logger.error('subsystem status failed', {
+              subsystem: s.name,
+              err: current.redact((err as Error).message),
+            });
+          }
+        }
+        return reports;
+      },
       watchFiles: (files) => watcher?.setFiles(files),
     });
 

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { AgentRuntime } from '@agent/agent-runtime';
 import { warnLegacyMailJobs, type ConfigSnapshot } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
-import { createPollerService, type PollerService } from '@agent/poller-core/runtime';
+import { createPollerService, type PollerService, type ReloadPlan } from '@agent/poller-core/runtime';
 import { createSqliteStateStore } from '@agent/poller-core/sqlite';
 import type { Registry } from 'prom-client';
 import { holderId, holderIsGone } from './holder.js';
@@ -73,11 +73,30 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
       // configuration plans only `keep`.
       const plan = await service.reload(next);
       warnLegacyMailJobs(next, logger);
-      const keep = new Set(plan.keep);
+      return reportOf(plan, restartRequired);
+    },
+    async status(current): Promise<ApplyReport> {
+      const restartRequired = runningSettingsChanged(registry.packages(), statePath, current, opts.cwd);
+      if (!current.pollers?.settings.enabled) return { restartRequired };
+      // The files are as they were, but a listed kind package that failed to load may be installed by now:
+      // it is tried again, and the running snapshot is planned once more when one loaded (its jobs start).
+      const loaded = registry.packages().length;
+      await loadListedKindPackages(registry, current.pollers.settings.kind_packages, kindsDir, logger);
+      if (registry.packages().length > loaded)
+        return reportOf(await service.reload(current), restartRequired);
+      // Otherwise every running job stays, and the rejections of the last start or reload stand.
+      const rejected = service.rejectedJobs().toSorted((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      const keep = (await service.list()).map((j) => j.id).sort();
       return {
-        plan,
+        plan: {
+          add: [],
+          replace: [],
+          remove: [],
+          keep,
+          rejected: rejected.map((r) => ({ id: r.id, errors: r.errors })),
+        },
         restartRequired,
-        rejectedJobs: plan.rejected.map((r) => ({ jobId: r.id, reasons: r.errors, running: keep.has(r.id) })),
+        rejectedJobs: rejected.map((r) => ({ jobId: r.id, reasons: r.errors, running: r.running })),
       };
     },
     async stop() {
@@ -88,6 +107,15 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
   };
 }
 
+function reportOf(plan: ReloadPlan, restartRequired: { field: string }[]): ApplyReport {
+  const keep = new Set(plan.keep);
+  return {
+    plan,
+    restartRequired,
+    rejectedJobs: plan.rejected.map((r) => ({ jobId: r.id, reasons: r.errors, running: keep.has(r.id) })),
+  };
+}
+
 /** The subsystem while it is off: a reload that turns it on is reported as needing a restart. */
 function offSubsystem(): PollerSubsystem {
   return {
@@ -95,6 +123,11 @@ function offSubsystem(): PollerSubsystem {
     service: null,
     async apply(next) {
       return next.pollers?.settings.enabled ? { restartRequired: [{ field: 'pollers.yaml enabled' }] } : {};
+    },
+    async status(current) {
+      return current.pollers?.settings.enabled
+        ? { restartRequired: [{ field: 'pollers.yaml enabled' }] }
+        : {};
     },
   };
 }

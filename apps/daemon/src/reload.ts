@@ -5,11 +5,12 @@
  */
 import {
   formatIssue,
-  loadConfig,
+  loadConfigWhenQuiet,
   type ConfigIssue,
   type ConfigSnapshot,
   type LoadOptions,
   type LoadResult,
+  type QuietReadOptions,
   type SnapshotStore,
 } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
@@ -23,7 +24,10 @@ export type ApplyReports = ReadonlyMap<string, ApplyReport>;
 export interface ReloadRequest {
   source: 'cli' | 'watcher' | 'admin' | 'signal';
   requestId?: string;
-  /** The watcher skips saves that changed nothing; an explicit reload always runs and answers. */
+  /**
+   * The watcher skips saves that changed nothing. An explicit reload always answers: with nothing changed on
+   * disk, with the running version.
+   */
   skipIfUnchanged?: boolean;
 }
 
@@ -31,6 +35,8 @@ export interface ReloadOutcome {
   ack: ReloadAck;
   /** Nothing on disk changed and the trigger asked to skip such reloads. */
   skipped: boolean;
+  /** Nothing on disk changed: no new version, nothing applied; the ack names the running version. */
+  unchanged: boolean;
   result: LoadResult | null;
   /** The subsystems' reports of this reload (empty when nothing was applied). */
   reports: ApplyReports;
@@ -44,6 +50,10 @@ export interface ReloadPipelineDeps {
   metrics: ConfigMetrics;
   /** Runs after the swap: subsystems pick up the new snapshot and report. Errors are logged, never thrown. */
   apply(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<ApplyReports | void>;
+  /** When nothing changed: what the subsystems report of the running snapshot, without applying anything. */
+  status?(current: ConfigSnapshot, result: LoadResult): Promise<ApplyReports | void>;
+  /** How a reload waits for a save in progress (`loadConfigWhenQuiet`); defaults otherwise. */
+  quiet?: QuietReadOptions;
   /** After every read, applied or not: the secret files to watch (a rejected one may be fixed next). */
   watchFiles?(files: readonly string[]): void;
   now?: () => number;
@@ -74,13 +84,29 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
     let result: LoadResult | null = null;
     let reports: ApplyReports = new Map();
     let skipped = false;
+    let unchanged = false;
     const prev = deps.store.current();
     try {
-      result = loadConfig(deps.configDir, { ...deps.loadOptions, previous: prev });
+      // Never a save in progress: files changed less than a moment ago are waited for (the watcher's
+      // debounce already did; an explicit reload may come in the middle of one).
+      result = await loadConfigWhenQuiet(deps.configDir, {
+        ...deps.loadOptions,
+        ...deps.quiet,
+        previous: prev,
+      });
       const seen = lastRead;
       lastRead = result.contentHash;
       if (skipIfUnchanged && result.contentHash === seen) skipped = true;
-      else if (result.snapshot) {
+      else if (result.unchanged && result.contentHash === seen) {
+        // The same bytes as the last read, which built the running snapshot: answer it, apply nothing. After
+        // a rejected read, restoring the running bytes differs from the last read and goes on as a change.
+        unchanged = true;
+        try {
+          reports = (await deps.status?.(prev, result)) ?? reports;
+        } catch (err) {
+          deps.logger.error('reload status failed', { err: prev.redact((err as Error).message) });
+        }
+      } else if (result.snapshot) {
         deps.store.swap(result.snapshot);
         try {
           reports = (await deps.apply(result.snapshot, prev, result)) ?? reports;
@@ -96,11 +122,17 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
     const elapsed = now() - t0;
     const current = deps.store.current();
     const ack = (req: ReloadRequest) => makeAck(req, result, reports, current, elapsed);
-    if (!skipped) report(result, ack({ source: 'admin' }), current, elapsed);
-    for (const w of batch.waiters) w.resolve({ skipped, result, reports, ack: ack(w.req) });
+    if (!skipped) report(result, ack({ source: 'admin' }), current, elapsed, unchanged);
+    for (const w of batch.waiters) w.resolve({ skipped, unchanged, result, reports, ack: ack(w.req) });
   };
 
-  const report = (r: LoadResult | null, ack: ReloadAck, current: ConfigSnapshot, elapsed: number): void => {
+  const report = (
+    r: LoadResult | null,
+    ack: ReloadAck,
+    current: ConfigSnapshot,
+    elapsed: number,
+    unchanged: boolean,
+  ): void => {
     const log = deps.logger;
     const redact = current.redact;
     const clean = r !== null && r.snapshot !== null && rejectedTotal(ack) === 0;
@@ -116,7 +148,12 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
         field: c.field,
         ...(c.agent_id ? { agent_id: c.agent_id } : {}),
       });
-    if (r.snapshot) {
+    if (unchanged) {
+      log.info('config reload found nothing changed', {
+        version: current.version,
+        elapsed_ms: Math.round(elapsed),
+      });
+    } else if (r.snapshot) {
       log.info('config reload applied', {
         version: r.snapshot.version,
         applied: r.applied,

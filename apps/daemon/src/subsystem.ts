@@ -24,5 +24,7 @@ export interface Subsystem {
   readonly name: string;
   /** After a reload swapped the snapshot. */
   apply?(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<ApplyReport | void>;
+  /** A reload found nothing changed: what the subsystem reports of the running snapshot, applying nothing. */
+  status?(current: ConfigSnapshot, result: LoadResult): Promise<ApplyReport | void>;
   stop?(graceMs: number): Promise<void>;
 }

@@ -4,7 +4,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { baseConfig, runCli, startDaemon, workdir, type DaemonProcess, type Workdir } from './harness.js';
+import {
+  agentFile,
+  baseConfig,
+  runCli,
+  startDaemon,
+  workdir,
+  type DaemonProcess,
+  type Workdir,
+} from './harness.js';
 
 const VERSION = (
   JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }
@@ -155,6 +163,8 @@ describe('finding the daemon from another directory', () => {
     scratch.push(elsewhere);
     // admin.listen is port 0 in tests, so the client learns the admin URL from the environment.
     const adminUrl = adminUrlOf(daemons[0]!);
+    // A change to apply (with nothing changed, the reload answers the running version).
+    w.write('agents.d/a.yaml', agentFile('changed'));
     const r = await runCli(
       w,
       ['reload', '--config-dir', w.configDir],

@@ -21,7 +21,7 @@ const LLM_YAML = (key: string): string =>
 
 function setup(
   apply: () => Promise<void> = async () => {},
-  extra: Pick<ReloadPipelineDeps, 'watchFiles'> = {},
+  extra: Pick<ReloadPipelineDeps, 'watchFiles' | 'status'> = {},
 ) {
   root = mkdtempSync(join(tmpdir(), 'pipeline-'));
   const config = join(root, 'config');
@@ -56,20 +56,26 @@ function setup(
 describe('reload pipeline', () => {
   it('runs one reload at a time and coalesces triggers that arrive meanwhile into one more run', async () => {
     let release!: () => void;
+    let entered!: () => void;
     let applies = 0;
     const gate = new Promise<void>((r) => (release = r));
+    const applying = new Promise<void>((r) => (entered = r));
     const { pipeline, store, edit } = setup(async () => {
       applies++;
+      entered();
       if (applies === 1) await gate;
     });
     edit('two');
     const first = pipeline.reload({ source: 'cli', requestId: 'r1' });
-    await new Promise((r) => setTimeout(r, 20));
+    // The first run is applying (past its read, which waits for a quiet file).
+    await applying;
     const queued = [
       pipeline.reload({ source: 'cli', requestId: 'r2' }),
       pipeline.reload({ source: 'watcher', requestId: 'r3' }),
       pipeline.reload({ source: 'admin', requestId: 'r4' }),
     ];
+    // A save meanwhile: the coalesced run has something to apply (an unchanged one answers the running version).
+    edit('three');
     release();
     const [o1, ...rest] = await Promise.all([first, ...queued]);
     expect(applies).toBe(2);
@@ -90,7 +96,60 @@ describe('reload pipeline', () => {
     expect(logger.find('config reload applied')).toHaveLength(0);
     const explicit = await pipeline.reload({ source: 'cli', requestId: 'x' });
     expect(explicit.skipped).toBe(false);
-    expect(explicit.ack.version).toBe(2);
+    // Nothing changed on disk: the running version answers.
+    expect(explicit.ack.version).toBe(1);
+  });
+
+  it('an explicit reload with nothing changed answers the running version and applies nothing', async () => {
+    let applies = 0;
+    let statuses = 0;
+    const { pipeline, store, registry, logger, edit } = setup(
+      async () => {
+        applies++;
+      },
+      {
+        status: async () => {
+          statuses++;
+          return new Map([['pollers', { restartRequired: [{ field: 'pollers.yaml state_db' }] }]]);
+        },
+      },
+    );
+    const same = await pipeline.reload({ source: 'cli', requestId: 'r1' });
+    expect(same.unchanged).toBe(true);
+    expect(same.ack).toMatchObject({
+      request_id: 'r1',
+      version: 1,
+      applied: ['a'],
+      rejected: [],
+      errors: [],
+    });
+    // What the subsystems report of the running snapshot still reaches the ack.
+    expect(same.ack.restart_required).toEqual([{ field: 'pollers.yaml state_db' }]);
+    expect(applies).toBe(0);
+    expect(statuses).toBe(1);
+    expect(store.current().version).toBe(1);
+    expect(logger.find('config reload found nothing changed')[0]!.fields).toMatchObject({ version: 1 });
+    expect(await registry.metrics()).not.toContain('config_reload_applied_total 1');
+
+    edit('two');
+    const changed = await pipeline.reload({ source: 'cli' });
+    expect([changed.unchanged, changed.ack.version, applies]).toEqual([false, 2, 1]);
+    const again = await pipeline.reload({ source: 'admin' });
+    expect([again.unchanged, again.ack.version, again.ack.applied, applies]).toEqual([true, 2, ['a'], 1]);
+    expect(await registry.metrics()).toContain('config_reload_applied_total 1');
+  });
+
+  it('an explicit reload after a rejected read that restored the running bytes is a change', async () => {
+    const { pipeline, config, store } = setup();
+    writeFileSync(join(config, 'llm.yaml'), LLM_YAML('${file:secrets/k.key}'));
+    const rejected = await pipeline.reload({ source: 'cli' });
+    expect(rejected.ack.rejected.map((r) => r.agent_id)).toEqual(['a']);
+    writeFileSync(join(config, 'llm.yaml'), LLM_YAML('key-1234'));
+    const back = await pipeline.reload({ source: 'cli' });
+    expect(back.unchanged).toBe(false);
+    expect(back.ack).toMatchObject({ version: 2, applied: ['a'], rejected: [] });
+    expect(store.current().version).toBe(2);
+    expect((await pipeline.reload({ source: 'cli' })).ack.version).toBe(2);
   });
 
   it('after a rejected read, restoring the running bytes is a change; every read hands on its secret files', async () => {

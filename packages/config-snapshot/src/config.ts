@@ -3,6 +3,7 @@
  * previous snapshot: valid agents move to the next version, invalid ones keep their previous definition,
  * restart-required changes are reported and not applied.
  */
+import { sleep } from '@agent/timers';
 import type { ConfigIssue } from './issues.js';
 import { formatIssue } from './issues.js';
 import { readCandidate, type Candidate, type ReadOptions } from './load.js';
@@ -55,6 +56,44 @@ export interface LoadResult {
 }
 
 const secretsOf = new WeakMap<ConfigSnapshot, ReadonlySet<string>>();
+
+/** How `loadConfigWhenQuiet` waits for files being saved. */
+export interface QuietReadOptions {
+  /** A file changed less than this before the read is not parsed yet. Default 200 ms. */
+  quietMs?: number;
+  /** The longest wait; a file still changing then is reported as `CONFIG_FILE_CHANGING`. Default 2000 ms. */
+  maxWaitMs?: number;
+  /** Wall clock (file change times are wall-clock). Default `Date.now`. */
+  now?: () => number;
+  /** Waits between reads. Default `sleep` of `@agent/timers`. */
+  sleep?: (ms: number) => Promise<unknown>;
+}
+
+export const DEFAULT_QUIET_MS = 200;
+export const DEFAULT_QUIET_MAX_WAIT_MS = 2000;
+const QUIET_POLL_MS = 50;
+
+/**
+ * `loadConfig` for an explicit reload, which (unlike the watcher) may come in the middle of a save: no file is
+ * parsed until it has been quiet for `quietMs` (no change of its ctime). A file written in place in two
+ * halves with a pause between them is then read whole; so is a file renamed over, and one changing during the
+ * read is read again (see `readYamlFile`). Reads again every 50 ms until every file is quiet or `maxWaitMs`
+ * passed; files still changing by then are `CONFIG_FILE_CHANGING` errors and keep their running definitions.
+ */
+export async function loadConfigWhenQuiet(
+  configDir: string,
+  opts: LoadOptions & QuietReadOptions = {},
+): Promise<LoadResult> {
+  const { quietMs = DEFAULT_QUIET_MS, maxWaitMs = DEFAULT_QUIET_MAX_WAIT_MS, now = Date.now } = opts;
+  const wait = opts.sleep ?? ((ms: number) => sleep(ms));
+  const deadline = now() + maxWaitMs;
+  for (;;) {
+    const result = loadConfig(configDir, { ...opts, settledBefore: now() - quietMs });
+    const left = deadline - now();
+    if (left <= 0 || !result.errors.some((e) => e.code === 'CONFIG_FILE_CHANGING')) return result;
+    await wait(Math.min(left, QUIET_POLL_MS));
+  }
+}
 
 /** Never throws: every problem is in `errors` or `warnings`. */
 export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResult {

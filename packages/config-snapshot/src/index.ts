@@ -17,7 +17,16 @@ export type {
   PollersSnapshot,
 } from './snapshot.js';
 export { secretRedactor } from './snapshot.js';
-export { loadConfig, type LoadOptions, type LoadResult, type RejectedAgent } from './config.js';
+export {
+  DEFAULT_QUIET_MAX_WAIT_MS,
+  DEFAULT_QUIET_MS,
+  loadConfig,
+  loadConfigWhenQuiet,
+  type LoadOptions,
+  type LoadResult,
+  type QuietReadOptions,
+  type RejectedAgent,
+} from './config.js';
 export { LEGACY_MAIL_POLLER_FILE, type PluginSchemas, type ReadOptions } from './load.js';
 export {
   diff,
@@ -33,6 +42,7 @@ export {
 } from './diff.js';
 export { createSnapshotStore, SnapshotVersionError, type SnapshotStore } from './store.js';
 export { resolveRefs, type RefContext } from './refs.js';
+export { MAX_FILE_BYTES, MAX_YAML_DEPTH } from './source.js';
 export { compile as compileSchema } from './validate.js';
 export { coreReferenceEntries, renderReference, type ReferenceEntry } from './reference.js';
 export { watchConfig, type ConfigWatcher, type ConfigWatcherOptions } from './watch.js';

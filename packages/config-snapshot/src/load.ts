@@ -26,7 +26,14 @@ import {
   type RuntimeFile,
 } from './schemas.js';
 import type { AgentSnapshot, LegacyFile, LoadedJob, PluginSnapshot, PollersSnapshot } from './snapshot.js';
-import { issueAt, readYamlFile, type IssueInput, type Segments, type SourceFile } from './source.js';
+import {
+  beginReadPass,
+  issueAt,
+  readYamlFile,
+  type IssueInput,
+  type Segments,
+  type SourceFile,
+} from './source.js';
 import { validateAt } from './validate.js';
 
 export interface PluginSchemas {
@@ -44,6 +51,11 @@ export interface ReadOptions {
   channels?: readonly string[];
   /** Schemas of plugin files by plugin name (channels and provider accounts). */
   pluginSchemas?: Readonly<Record<string, PluginSchemas>>;
+  /**
+   * Wall-clock ms: a file changed (ctime) after this is reported as `CONFIG_FILE_CHANGING` instead of being
+   * parsed (see `loadConfigWhenQuiet`). Absent: every file is read as it is.
+   */
+  settledBefore?: number;
 }
 
 export const LEGACY_MAIL_POLLER_FILE = 'mail-poller.yaml';
@@ -77,6 +89,15 @@ export interface Candidate {
 }
 
 export function readCandidate(configDir: string, opts: ReadOptions = {}): Candidate {
+  const endPass = beginReadPass();
+  try {
+    return readDirectory(configDir, opts);
+  } finally {
+    endPass();
+  }
+}
+
+function readDirectory(configDir: string, opts: ReadOptions): Candidate {
   const cwd = opts.cwd ?? process.cwd();
   const env = opts.env ?? process.env;
   const issues: ConfigIssue[] = [];
@@ -137,8 +158,9 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
     return candidate;
   }
 
+  const fileOptions = opts.settledBefore !== undefined ? { settledBefore: opts.settledBefore } : {};
   const read = (rel: string, scope: IssueScope, extra: Partial<IssueInput> = {}): SourceFile | undefined => {
-    const { src, issues: found } = readYamlFile(configDir, rel, scope, extra);
+    const { src, issues: found } = readYamlFile(configDir, rel, scope, extra, fileOptions);
     issues.push(...found);
     if (src) fileHashes.push(`${rel}:${src.hash}`);
     return src;
@@ -258,7 +280,13 @@ export function readCandidate(configDir: string, opts: ReadOptions = {}): Candid
       continue;
     }
     seenIds.add(id);
-    const { src, issues: found } = readYamlFile(configDir, `agents.d/${rel}`, 'agent', { agentId: id });
+    const { src, issues: found } = readYamlFile(
+      configDir,
+      `agents.d/${rel}`,
+      'agent',
+      { agentId: id },
+      fileOptions,
+    );
     if (!src) {
       reject(found);
       continue;

@@ -3,7 +3,7 @@
  * Secret values are collected so that they can be redacted from any text the daemon prints.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { userInfo } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import type { ConfigIssueCode } from './issues.js';
@@ -16,8 +16,8 @@ export interface RefContext {
   onSecret(value: string, file?: { path: string; hash: string }): void;
   /**
    * Every file a `${file:}` names (absolute), resolved or not, with what was found there: `sha256:<hash of
-   * the content>`, `missing (<errno>)`, `refused: mode 0644`, `refused: owner uid 1001` or `unreadable
-   * (<errno>)`. Never the value.
+   * the content>`, `missing (<errno>)`, `refused: mode 0644`, `refused: owner uid 1001`, `refused: a FIFO
+   * (named pipe)` or `unreadable (<errno>)`. Never the value.
    */
   onFile?(path: string, state: string): void;
   onIssue(segments: Segments, code: ConfigIssueCode, message: string, hint?: string): void;
@@ -98,7 +98,18 @@ function readSecretFile(path: string, ctx: RefContext, segments: Segments): stri
   try {
     real = realpathSync(abs);
     const st = statSync(real);
-    if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+    if (!st.isFile()) {
+      // Refused before any open: reading a FIFO would block the reload until something writes to it.
+      const type = nonFileType(st);
+      ctx.onFile?.(abs, `refused: ${type}`);
+      ctx.onIssue(
+        segments,
+        'CONFIG_SECRET_NOT_FILE',
+        `secret file ${path} is ${type}, not a regular file`,
+        `point \${file:} at a regular file with mode 600`,
+      );
+      return undefined;
+    }
     mode = st.mode & 0o777;
     uid = st.uid;
   } catch (err) {
@@ -171,4 +182,13 @@ function userName(uid: number): string {
     // No passwd entry (a container running as an arbitrary uid): chown takes the number.
     return String(uid);
   }
+}
+
+function nonFileType(st: Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
 }

@@ -1,6 +1,15 @@
 /** Reading one YAML file with positions, so every issue can name its line and column. */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readSync,
+  statSync,
+  type BigIntStats,
+  type Stats,
+} from 'node:fs';
 import { join } from 'node:path';
 import { CORE_SCHEMA, load as loadFast } from 'js-yaml';
 import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
@@ -64,59 +73,186 @@ function nearestPosition(
   return undefined;
 }
 
-const MAX_FILE_BYTES = 4 * 1024 * 1024;
+/** A config file larger than this is refused before it is read. */
+export const MAX_FILE_BYTES = 4 * 1024 * 1024;
+/** Mappings and sequences nested deeper than this are refused (every walker after the parse recurses). */
+export const MAX_YAML_DEPTH = 64;
+/** A file with a syntax error goes through the slower document parser (for its messages) only below this. */
+const DOCUMENT_PARSER_MAX_CHARS = 256 * 1024;
+/** Reads of one file that may see it change before the file is reported as changing. */
+const READ_ATTEMPTS = 3;
 const MAX_CACHED_FILES = 4096;
 /** Parsed files by content hash, least recently used first. Values are frozen: nobody may mutate them. */
-const parsed = new Map<string, { value: unknown; locate: SourceFile['locate'] }>();
+const parsed = new Map<string, { value: unknown; locate: SourceFile['locate']; pass: number }>();
+let readPass = 0;
+
+/**
+ * Starts a read of the whole config directory; the returned function ends it and drops every parsed file
+ * the read did not use. The cache then holds the trees of the files as they are now (which the snapshot
+ * references anyway), not of every version saved since the start: edits of a 4 MiB file would otherwise
+ * keep one large tree each.
+ */
+export function beginReadPass(): () => void {
+  const id = ++readPass;
+  return () => {
+    if (readPass !== id) return;
+    for (const [hash, entry] of parsed) if (entry.pass !== id) parsed.delete(hash);
+  };
+}
+
+/** How many parsed files the cache holds (tests). */
+export function cachedParseCount(): number {
+  return parsed.size;
+}
+
+export interface ReadFileOptions {
+  /**
+   * Wall-clock ms: a file whose status changed (ctime) after this is not parsed but reported as
+   * `CONFIG_FILE_CHANGING`, so that a reload never reads a save still being written.
+   */
+  settledBefore?: number;
+}
+
+function fileTypeOf(st: Stats | BigIntStats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  return 'not a regular file';
+}
+
+/** Same inode, size and change times: nothing wrote to the file between the two. */
+function sameFile(a: BigIntStats, b: BigIntStats): boolean {
+  return (
+    a.ino === b.ino &&
+    a.dev === b.dev &&
+    a.size === b.size &&
+    a.mtimeNs === b.mtimeNs &&
+    a.ctimeNs === b.ctimeNs
+  );
+}
+
+type StableRead =
+  | { ok: true; buf: Buffer; ctimeMs: number }
+  | { ok: false; code: ConfigIssueCode; message: string; hint: string };
+
+/**
+ * Reads a file so that the bytes are one version of it: its status (inode, size, mtime, ctime) is taken
+ * before the read, from the open descriptor after it and from the path again; a mismatch (an in-place write
+ * or a rename during the read) reads again, up to `READ_ATTEMPTS` times. Only regular files are opened (a
+ * FIFO would block the reload), and a file above the size cap is refused before it is read.
+ */
+function unreadable(err: unknown): StableRead {
+  return {
+    ok: false,
+    code: 'CONFIG_FILE_UNREADABLE',
+    message: `cannot read file: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
+    hint: 'check that the file exists and the daemon user may read it',
+  };
+}
+
+function readStable(abs: string): StableRead {
+  for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+    let before: BigIntStats;
+    try {
+      before = statSync(abs, { bigint: true });
+    } catch (err) {
+      return unreadable(err);
+    }
+    if (!before.isFile())
+      return {
+        ok: false,
+        code: 'CONFIG_FILE_UNREADABLE',
+        message: `is ${fileTypeOf(before)}, not a regular file`,
+        hint: 'replace it with a regular YAML file',
+      };
+    if (before.size > BigInt(MAX_FILE_BYTES)) return tooLarge(Number(before.size));
+    let buf: Buffer;
+    let after: BigIntStats;
+    let again: BigIntStats;
+    try {
+      // Non-blocking: if the path became a FIFO since the stat, the open does not wait for a writer.
+      const fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK);
+      try {
+        const opened = fstatSync(fd, { bigint: true });
+        if (!opened.isFile() || !sameFile(before, opened)) continue;
+        // One byte more than the cap, to see a file that grew past it meanwhile.
+        buf = Buffer.allocUnsafe(Math.min(Number(before.size), MAX_FILE_BYTES) + 1);
+        let n = 0;
+        for (let got = 1; got > 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, n);
+        buf = buf.subarray(0, n);
+        after = fstatSync(fd, { bigint: true });
+      } finally {
+        closeSync(fd);
+      }
+      again = statSync(abs, { bigint: true });
+    } catch (err) {
+      return unreadable(err);
+    }
+    if (buf.length > MAX_FILE_BYTES) return tooLarge(buf.length);
+    if (sameFile(before, after) && sameFile(after, again) && BigInt(buf.length) === after.size)
+      return { ok: true, buf, ctimeMs: Number(after.ctimeNs / 1_000_000n) };
+  }
+  return {
+    ok: false,
+    code: 'CONFIG_FILE_CHANGING',
+    message: `the file changed during each of ${READ_ATTEMPTS} reads; it was not used`,
+    hint: 'run agent reload again once the save is done (the watcher reloads by itself after the last save)',
+  };
+}
+
+function tooLarge(bytes: number): StableRead {
+  return {
+    ok: false,
+    code: 'CONFIG_FILE_TOO_LARGE',
+    message: `file is ${bytes} bytes, larger than the ${MAX_FILE_BYTES}-byte cap (4 MiB)`,
+    hint: 'split it (one agent per file in agents.d/) or remove what is not needed',
+  };
+}
 
 /**
  * Parses a YAML file. Returns the file, or issues when it cannot be read or parsed; never throws.
- * Aliases are capped so that an alias bomb cannot blow up memory.
+ * Aliases are capped so that an alias bomb cannot blow up memory; so are size and nesting.
  */
 export function readYamlFile(
   configDir: string,
   rel: string,
   scope: IssueScope,
   extra: Partial<IssueInput> = {},
+  options: ReadFileOptions = {},
 ): { src?: SourceFile; issues: ConfigIssue[] } {
   const abs = join(configDir, rel);
   const display = join(configDir, rel);
-  let text: string;
-  try {
-    const buf = readFileSync(abs);
-    if (buf.length > MAX_FILE_BYTES) {
-      return {
-        issues: [
-          {
-            code: 'CONFIG_FILE_UNREADABLE',
-            severity: 'error',
-            scope,
-            file: display,
-            path: '',
-            message: `file is larger than ${MAX_FILE_BYTES} bytes`,
-            ...extra,
-          },
-        ],
-      };
-    }
-    text = buf.toString('utf8');
-  } catch (err) {
+  const read = readStable(abs);
+  const fileIssue = (code: ConfigIssueCode, message: string, hint: string): ConfigIssue => ({
+    code,
+    severity: 'error',
+    scope,
+    file: display,
+    path: '',
+    message,
+    hint,
+    ...extra,
+  });
+  if (!read.ok) return { issues: [fileIssue(read.code, read.message, read.hint)] };
+  // A change time more than a second ahead of this clock is a skewed clock (a network file system), not a
+  // save in progress: such a file is read as it is.
+  if (
+    options.settledBefore !== undefined &&
+    read.ctimeMs > options.settledBefore &&
+    read.ctimeMs <= Date.now() + 1000
+  )
     return {
       issues: [
-        {
-          code: 'CONFIG_FILE_UNREADABLE',
-          severity: 'error',
-          scope,
-          file: display,
-          path: '',
-          message: `cannot read file: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
-          hint: 'check that the file exists and the daemon user may read it',
-          ...extra,
-        },
+        fileIssue(
+          'CONFIG_FILE_CHANGING',
+          'the file was saved a moment before this reload read it, so the save may still be in progress; it was not used',
+          'run agent reload again (the watcher reloads by itself after the last save)',
+        ),
       ],
     };
-  }
-  return parseYamlText(text, { rel, abs, display }, scope, extra);
+  return parseYamlText(read.buf.toString('utf8'), { rel, abs, display }, scope, extra);
 }
 
 export function parseYamlText(
@@ -130,6 +266,7 @@ export function parseYamlText(
   const cached = parsed.get(hash);
   if (cached) {
     parsed.delete(hash);
+    cached.pass = readPass;
     parsed.set(hash, cached);
     return { src: { ...names, hash, value: cached.value, locate: cached.locate }, issues: [] };
   }
@@ -138,6 +275,7 @@ export function parseYamlText(
   // goes through the `yaml` document parser, whose messages and positions the issues use.
   let value: unknown;
   const fast = parseFast(text);
+  if (!fast.ok && fast.tooDeep) return { issues: [tooDeepIssue(names.display, scope, fast.mark, extra)] };
   if (fast.ok) {
     if (aliasesExplode(fast.value))
       return {
@@ -152,7 +290,13 @@ export function parseYamlText(
         ],
       };
     value = fast.value;
+  } else if (text.length > DOCUMENT_PARSER_MAX_CHARS) {
+    // The document parser takes seconds and hundreds of MB on a large file: js-yaml's message will do.
+    return { issues: [syntaxIssue(names.display, scope, fast.reason, fast.mark, extra)] };
   } else {
+    // The document parser recurses without a limit: refuse deep nesting before it sees the text.
+    const deep = deepNesting(text);
+    if (deep) return { issues: [tooDeepIssue(names.display, scope, deep, extra)] };
     const slow = parseWithDocument(text, names.display, scope, extra);
     if (!slow.ok) return { issues: slow.issues };
     value = slow.value;
@@ -161,17 +305,98 @@ export function parseYamlText(
   // parses the text again on first use. Snapshots of big files then hold their text, not their tree.
   const locate = lazyLocator(text);
   const frozen = deepFreeze(value ?? null);
-  parsed.set(hash, { value: frozen, locate });
+  parsed.set(hash, { value: frozen, locate, pass: readPass });
   if (parsed.size > MAX_CACHED_FILES) parsed.delete(parsed.keys().next().value!);
   return { src: { ...names, hash, value: frozen, locate }, issues: [] };
 }
 
-function parseFast(text: string): { ok: true; value: unknown } | { ok: false } {
+type Mark = { line: number; column: number } | undefined;
+
+function parseFast(
+  text: string,
+): { ok: true; value: unknown } | { ok: false; tooDeep: boolean; reason: string; mark: Mark } {
   try {
-    return { ok: true, value: loadFast(text, { schema: CORE_SCHEMA }) };
-  } catch {
-    return { ok: false };
+    return { ok: true, value: loadFast(text, { schema: CORE_SCHEMA, maxDepth: MAX_YAML_DEPTH }) };
+  } catch (err) {
+    const e = err as { reason?: unknown; mark?: { line?: unknown; column?: unknown } };
+    const reason = typeof e.reason === 'string' ? e.reason : (err as Error).message;
+    const mark =
+      typeof e.mark?.line === 'number' && typeof e.mark.column === 'number'
+        ? { line: e.mark.line + 1, column: e.mark.column + 1 }
+        : undefined;
+    // js-yaml's own nesting limit, set to ours above.
+    return { ok: false, tooDeep: reason === `nesting exceeded maxDepth (${MAX_YAML_DEPTH})`, reason, mark };
   }
+}
+
+function tooDeepIssue(file: string, scope: IssueScope, mark: Mark, extra: Partial<IssueInput>): ConfigIssue {
+  return {
+    code: 'CONFIG_YAML_TOO_DEEP',
+    severity: 'error',
+    scope,
+    file,
+    path: '',
+    message: `mappings and sequences nest deeper than ${MAX_YAML_DEPTH} levels; such a file is refused`,
+    hint: 'flatten the structure at the position shown',
+    ...(mark ? { line: mark.line, column: mark.column } : {}),
+    ...extra,
+  };
+}
+
+/**
+ * Where nesting first goes deeper than `MAX_YAML_DEPTH`, estimated from the text alone (no parser): block
+ * indentation levels, compact `- - -` entries and `[`/`{` outside quotes and comments. It may count a level
+ * too many here and there, never too few; block scalars (`|`, `>`) are skipped.
+ */
+function deepNesting(text: string): Mark {
+  const indents: number[] = [];
+  let flow = 0;
+  let quote = '';
+  let blockScalarIndent = -1;
+  const lines = text.split('\n');
+  for (let n = 0; n < lines.length; n++) {
+    const line = lines[n]!;
+    let i = 0;
+    while (line.charCodeAt(i) === 32) i++;
+    const blank = i >= line.length || line[i] === '#' || line[i] === '\r';
+    if (blockScalarIndent >= 0) {
+      if (blank || i > blockScalarIndent) continue;
+      blockScalarIndent = -1;
+    }
+    if (blank && !quote) continue;
+    let j = i;
+    let depth = indents.length;
+    if (flow === 0 && !quote) {
+      while (indents.length && indents.at(-1)! >= i) indents.pop();
+      indents.push(i);
+      depth = indents.length;
+      // Compact entries: `- - - x` nests one sequence per dash.
+      while (line[j] === '-' && (line[j + 1] === ' ' || j + 1 === line.length)) {
+        depth++;
+        j += 2;
+        while (line[j] === ' ') j++;
+      }
+    }
+    for (; j < line.length; j++) {
+      const c = line[j]!;
+      if (quote) {
+        if (c === '\\' && quote === '"') j++;
+        else if (c === quote) quote = '';
+        continue;
+      }
+      const prev = j === 0 ? ' ' : line[j - 1]!;
+      // A quote opens a scalar only where a scalar starts (not the apostrophe inside `don't`).
+      if ((c === '"' || c === "'") && ' [{,:-'.includes(prev)) quote = c;
+      else if (c === '#' && prev === ' ') break;
+      else if (c === '[' || c === '{') flow++;
+      else if ((c === ']' || c === '}') && flow > 0) flow--;
+      if (depth + flow > MAX_YAML_DEPTH) return { line: n + 1, column: j + 1 };
+    }
+    // A block scalar header (`key: |`, `- >-`): its lines, indented deeper, are text.
+    if (flow === 0 && !quote && /(?:^|[:-]\s+)[|>][-+0-9]*\s*(?:#.*)?\r?$/.test(line.slice(i)))
+      blockScalarIndent = i;
+  }
+  return undefined;
 }
 
 function parseWithDocument(

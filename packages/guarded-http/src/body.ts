@@ -140,24 +140,34 @@ export async function readBody(stream: Readable, opts: ReadBodyOptions): Promise
   const codings = parseContentEncoding(opts.contentEncoding) ?? [];
   const decoders = codings.toReversed().map(decoder);
 
+  // The cap that fired. With two decoders, tearing the pipeline down can reject it with an AbortError of a
+  // decoder instead of the error that stopped it; the cap is the cause.
+  let capped: GuardedHttpError | undefined;
+  const cap = (what: string): GuardedHttpError => (capped ??= tooLarge(url, maxBytes, what));
   let wire = 0;
   const countWire = async function* (source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
     for await (const chunk of source) {
       wire += chunk.length;
-      if (wire > maxBytes) throw tooLarge(url, maxBytes, 'bytes received');
+      if (wire > maxBytes) throw cap('bytes received');
       yield chunk;
     }
   };
-  const chunks: Buffer[] = [];
+  let chunks: Buffer[] = [];
   let total = 0;
   const collect = async (source: AsyncIterable<Buffer>): Promise<void> => {
     for await (const chunk of source) {
       total += chunk.length;
-      if (total > maxBytes)
-        throw tooLarge(url, maxBytes, decoders.length > 0 ? 'after decompression' : 'bytes received');
+      if (total > maxBytes) {
+        chunks = []; // nothing of a refused body is kept while the pipeline winds down
+        throw cap(decoders.length > 0 ? 'after decompression' : 'bytes received');
+      }
       chunks.push(chunk);
     }
   };
-  await (pipeline as (...streams: unknown[]) => Promise<void>)(stream, countWire, ...decoders, collect);
+  try {
+    await (pipeline as (...streams: unknown[]) => Promise<void>)(stream, countWire, ...decoders, collect);
+  } catch (err) {
+    throw capped ?? err;
+  }
   return { body: Buffer.concat(chunks, total), decoded: decoders.length > 0 };
 }

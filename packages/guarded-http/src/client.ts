@@ -17,6 +17,7 @@ import {
 } from './address-policy.js';
 import { ACCEPT_ENCODING, DEFAULT_MAX_BODY_BYTES, readBody } from './body.js';
 import { GuardedHttpError, safeUrl, type TimeoutPhase } from './errors.js';
+import { parseJson, type JsonLimits } from './json.js';
 import { parseRetryAfter } from './retry-after.js';
 
 /** Structural logger; `@agent/log`'s `Logger` fits. Messages and fields never carry secrets. */
@@ -95,8 +96,8 @@ export interface GuardedResponse {
   retryAfterMs: number | undefined;
   /** Body decoded with the Content-Type charset (UTF-8 when absent or unknown). */
   text(): string;
-  /** `JSON.parse(text())`; throws `HTTP_INVALID_JSON`. */
-  json<T = unknown>(): T;
+  /** `JSON.parse(text())` with a depth cap (default 64); throws `HTTP_INVALID_JSON` or `HTTP_JSON_TOO_DEEP`. */
+  json<T = unknown>(limits?: JsonLimits): T;
 }
 
 export interface GuardedHttp {
@@ -562,13 +563,16 @@ export function createGuardedHttp(options: GuardedHttpOptions = {}): GuardedHttp
           redirects,
           retryAfterMs: parseRetryAfter(resHeaders['retry-after'], now()),
           text: () => decodeText(buf, contentType),
-          json: <T>(): T => {
+          json: <T>(limits?: JsonLimits): T => {
             try {
-              return JSON.parse(decodeText(buf, contentType)) as T;
+              return parseJson(decodeText(buf, contentType), limits) as T;
             } catch (cause) {
+              const deep = (cause as GuardedHttpError).code === 'HTTP_JSON_TOO_DEEP';
               throw new GuardedHttpError(
-                'HTTP_INVALID_JSON',
-                `Response from ${safeUrl(finalUrl)} (status ${status}) is not valid JSON.`,
+                deep ? 'HTTP_JSON_TOO_DEEP' : 'HTTP_INVALID_JSON',
+                deep
+                  ? `Response from ${safeUrl(finalUrl)} (status ${status}): ${(cause as Error).message}.`
+                  : `Response from ${safeUrl(finalUrl)} (status ${status}) is not valid JSON.`,
                 { url: safeUrl(finalUrl), host: finalUrl.hostname, cause },
               );
             }

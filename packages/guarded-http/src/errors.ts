@@ -16,6 +16,7 @@ export type GuardedHttpErrorCode =
   | 'HTTP_NETWORK'
   | 'HTTP_INVALID_REQUEST'
   | 'HTTP_INVALID_JSON'
+  | 'HTTP_JSON_TOO_DEEP'
   | 'HTTP_CLOSED';
 
 /** Which limit fired for `HTTP_TIMEOUT`. */

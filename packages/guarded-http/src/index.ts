@@ -26,6 +26,14 @@ export {
 } from './address-policy.js';
 export { DEFAULT_MAX_BODY_BYTES } from './body.js';
 export {
+  checkJsonDepth,
+  DEFAULT_JSON_MAX_DEPTH,
+  parseJson,
+  parseJsonAsync,
+  type AsyncJsonOptions,
+  type JsonLimits,
+} from './json.js';
+export {
   GuardedHttpError,
   isGuardedHttpError,
   safeUrl,

@@ -61,6 +61,10 @@ beforeAll(async () => {
     } else if (path === '/big-declared') {
       res.writeHead(200, { 'content-length': String(50 * MiB) });
       void stream(res, 50 * MiB);
+    } else if (path === '/double-gzip-bomb') {
+      // The gzip bomb gzipped again: a few KiB on the wire, a 1 MiB first layer, 100 MiB decoded.
+      res.writeHead(200, { 'content-encoding': 'gzip, gzip' });
+      res.end(zlib.gzipSync(bombs.gzip, level));
     } else if (path.startsWith('/bomb/')) {
       const kind = path.slice('/bomb/'.length) as keyof typeof bombs;
       const encoding = kind === 'deflateRaw' ? 'deflate' : kind;
@@ -156,6 +160,14 @@ describe('body cap', () => {
     expect(err.code).toBe('HTTP_BODY_TOO_LARGE');
     expect(err.message).toContain('after decompression');
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('reports a double-gzip bomb as HTTP_BODY_TOO_LARGE, not as a network error', async () => {
+    http = createGuardedHttp({ maxBodyBytes: 4 * MiB });
+    const err = await failure(http.request(`${server.origin}/double-gzip-bomb`, opts));
+    expect(err.code).toBe('HTTP_BODY_TOO_LARGE');
+    expect(err.message).toContain('after decompression');
+    expect(err.limitBytes).toBe(4 * MiB);
   });
 
   it.each(['br', 'deflate', 'deflateRaw'] as const)('aborts a %s bomb at the cap', async (kind) => {

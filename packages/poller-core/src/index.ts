@@ -5,10 +5,12 @@
 export {
   baseConfigProperties,
   canonicalJson,
+  DEFAULT_MAX_ITEMS_CONSIDERED,
   definePollerKind,
   deliverConfigSchema,
   isPollerKind,
   KIND_NAME_PATTERN,
+  maxItemsConsidered,
   POLLER_API_VERSION,
   POLLER_KIND_BRAND,
   hashSourceKey,
@@ -57,3 +59,7 @@ export {
   statusFailure,
   urlProblems,
 } from './http-errors.js';
+// Bounded parsing for kinds that read large responses: JSON in slices with a depth cap, and time slices for
+// their own loops.
+export { DEFAULT_JSON_MAX_DEPTH, parseJsonAsync } from '@agent/guarded-http';
+export { timeSlicer, type TimeSlicer } from '@agent/timers';

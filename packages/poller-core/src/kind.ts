@@ -164,9 +164,28 @@ export const baseConfigProperties = {
     maximum: 600000,
     description: 'Pause between two deliveries of one tick.',
   },
+  max_items_considered: {
+    type: 'integer',
+    minimum: 1,
+    maximum: 100000,
+    description:
+      'Items of one fetch a tick considers, the newest kept (default 10000); the rest are dropped with a warning.',
+  },
 } as const;
 
-/** Adds `deliver`, `message_template`, `max_per_tick` and `dispatch_delay_ms` to an object schema. */
+/** Items of one fetch a tick considers when the job does not set `max_items_considered`. */
+export const DEFAULT_MAX_ITEMS_CONSIDERED = 10_000;
+
+/**
+ * The job's `max_items_considered`: the runner keeps at most this many items of a fetch (the newest, the last
+ * of the oldest-first list). A kind that parses a large response can stop at it early and save the work.
+ */
+export function maxItemsConsidered(config: { readonly max_items_considered?: unknown }): number {
+  const n = config.max_items_considered;
+  return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? n : DEFAULT_MAX_ITEMS_CONSIDERED;
+}
+
+/** Adds `deliver`, `message_template`, `max_per_tick`, `dispatch_delay_ms` and `max_items_considered` to an object schema. */
 export function withBaseConfig<
   S extends { properties?: Record<string, unknown>; required?: readonly string[] },
 >(
@@ -253,7 +272,13 @@ export function isPollerKind(value: unknown): value is PollerKind {
   return value !== null && typeof value === 'object' && POLLER_KIND_BRAND in value;
 }
 
-const GENERIC_FIELDS = ['message_template', 'deliver', 'max_per_tick', 'dispatch_delay_ms'];
+const GENERIC_FIELDS = [
+  'message_template',
+  'deliver',
+  'max_per_tick',
+  'dispatch_delay_ms',
+  'max_items_considered',
+];
 
 /** Stable JSON: object keys sorted. */
 export function canonicalJson(value: unknown): string {
@@ -266,7 +291,7 @@ export function canonicalJson(value: unknown): string {
   );
 }
 
-/** The kind's `sourceKey`, or kind + config without template, deliver, max_per_tick and dispatch_delay_ms. */
+/** The kind's `sourceKey`, or kind + config without the generic fields (template, deliver, limits). */
 function sourceIdentity(kind: PollerKind, config: Record<string, unknown>): string {
   if (kind.sourceKey) return `${kind.kind}:${kind.sourceKey(config)}`;
   const rest = Object.fromEntries(Object.entries(config).filter(([k]) => !GENERIC_FIELDS.includes(k)));

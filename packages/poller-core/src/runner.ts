@@ -5,6 +5,7 @@
 import type { GuardedHttp, GuardedRequestOptions } from '@agent/guarded-http';
 import { clampRetryAfter } from '@agent/guarded-http';
 import type { Logger } from '@agent/log';
+import { timeSlicer } from '@agent/timers';
 import { sleep, type Clock } from './clock.js';
 import {
   classifyError,
@@ -14,7 +15,14 @@ import {
   safeReason,
   TransientError,
 } from './errors.js';
-import type { JsonValue, PollerHttp, PollItem, TickContext, TickResult } from './kind.js';
+import {
+  maxItemsConsidered,
+  type JsonValue,
+  type PollerHttp,
+  type PollItem,
+  type TickContext,
+  type TickResult,
+} from './kind.js';
 import type { JobLabels, PollerMetrics } from './metrics.js';
 import { breakerBackoffMs, jitterBound, leaseTtlMs, transientBackoffMs, withJitter } from './schedule.js';
 import { linkAbort } from './signals.js';
@@ -97,6 +105,8 @@ export interface TickOptions {
 
 /** The seen set holds at least this many ids. */
 export const SEEN_MIN = 500;
+/** Ids per seen-set query and per baseline transaction. */
+const SEEN_CHUNK = 1000;
 
 /** Wraps the guarded client: the tick signal and the job's `allow_private_networks` are applied. */
 export function pollerHttp(
@@ -395,15 +405,30 @@ export async function executeTick(
   }
   endFetch();
 
-  // 2. Dedup, baseline, deliver.
+  // 2. Dedup, baseline, deliver. The work is bounded by `max_items_considered` and runs in slices, so a
+  // huge response never holds the event loop (or the admin API) for long.
   let seenCount = 0;
   let dispatched = 0;
-  const items = uniqueById(result.items);
+  const slicer = timeSlicer();
+  const cap = maxItemsConsidered(def.config);
+  if (result.items.length > cap)
+    kindLogger(env, def, log).warn('poller tick considered only the newest items of a large fetch', {
+      considered: cap,
+      dropped: result.items.length - cap,
+      hint: 'raise max_items_considered if the source really lists more new items per tick',
+    });
+  const items = uniqueById(result.items.length > cap ? result.items.slice(-cap) : result.items);
   const allIds = items.map((i) => i.id);
-  const maxItems = Math.max(state.maxItems, items.length);
+  // Sized by what a tick considers now: a larger set left by an older version shrinks at the next eviction.
+  const maxItems = Math.max(Math.min(state.maxItems, cap), items.length);
   const seenLimit = Math.max(SEEN_MIN, 2 * maxItems);
   try {
-    const known = allIds.length ? await env.store.seenAmong(def.id, allIds) : new Set<string>();
+    const known = new Set<string>();
+    for (let i = 0; i < allIds.length; i += SEEN_CHUNK) {
+      const chunk = allIds.length <= SEEN_CHUNK ? allIds : allIds.slice(i, i + SEEN_CHUNK);
+      for (const id of await env.store.seenAmong(def.id, chunk)) known.add(id);
+      await slicer.maybeYield();
+    }
     const fresh = items.filter((i) => !known.has(i.id));
     seenCount = fresh.length;
     if (seenCount) env.metrics.itemsSeen(labels, seenCount);
@@ -429,7 +454,15 @@ export async function executeTick(
         lastRunAt: now(),
         ...(opts.mode === 'scheduled' ? nextSchedule(env, def, state, now()) : {}),
       };
-      await finalWrite({ addSeen: fresh.map((i) => i.id), keepSeen: allIds, seenLimit, state: patch });
+      // A large baseline goes in several short transactions; the state (and the eviction) comes last, so a
+      // tick that dies half way simply baselines again.
+      const ids = fresh.map((i) => i.id);
+      let from = 0;
+      for (; ids.length - from > SEEN_CHUNK; from += SEEN_CHUNK) {
+        await write({ addSeen: ids.slice(from, from + SEEN_CHUNK) });
+        await slicer.maybeYield();
+      }
+      await finalWrite({ addSeen: ids.slice(from), keepSeen: allIds, seenLimit, state: patch });
       finishMetrics('ok', patch);
       log.info('poller baseline recorded', { items: fresh.length });
       return {
@@ -470,11 +503,10 @@ export async function executeTick(
         );
         return await failure(e, seenCount, dispatched, maxItems);
       }
-      // The id joins the seen set in the same transaction that records the delivery.
+      // The id joins the seen set in the same transaction that records the delivery. Eviction waits for the
+      // tick's last write, which passes the ids to keep once.
       await write({
         addSeen: [item.id],
-        keepSeen: allIds,
-        seenLimit,
         delivery: { itemId: item.id, channel: def.deliver.channel, to: def.deliver.to, at: now() },
       });
       dispatched++;
@@ -505,7 +537,7 @@ export async function executeTick(
       lastRunAt: now(),
       ...(opts.mode === 'scheduled' ? nextSchedule(env, def, state, now()) : {}),
     };
-    await finalWrite({ keepSeen: allIds, seenLimit, state: patch });
+    await finalWrite({ ...(dispatched > 0 ? { keepSeen: allIds, seenLimit } : {}), state: patch });
     finishMetrics('ok', patch);
     if (dispatched || carry)
       log.info('poller items delivered', { delivered: dispatched, carried_over: fresh.length - dispatched });

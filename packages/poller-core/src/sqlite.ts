@@ -286,8 +286,8 @@ export function createSqliteStateStore(
       const t = now();
       for (const id of ops.addSeen) q.addSeen.run(jobId, id, t, ++ord);
     }
-    // The limit never shrinks without a clear, so only a commit that adds ids can exceed it.
-    if (ops.seenLimit !== undefined && ops.addSeen?.length) {
+    // Evicts when the commit adds ids or names the ids to keep (the runner's last write of a tick).
+    if (ops.seenLimit !== undefined && (ops.addSeen?.length || ops.keepSeen !== undefined)) {
       const n = (q.countSeen.get(jobId) as { n: number }).n - ops.seenLimit;
       if (n > 0) q.evict.run({ job: jobId, keep: JSON.stringify(ops.keepSeen ?? []), n });
     }

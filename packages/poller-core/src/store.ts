@@ -107,7 +107,7 @@ export interface CommitOps {
   addSeen?: readonly string[];
   /** Ids that must survive eviction (those in the latest result). */
   keepSeen?: readonly string[];
-  /** Evict the oldest ids beyond this size. */
+  /** Evict the oldest ids beyond this size, when the commit adds ids or gives `keepSeen`. */
   seenLimit?: number;
   delivery?: DeliveryRecord;
   /** With a fence: releases that lease in the same transaction (the last write of a scheduled tick). */

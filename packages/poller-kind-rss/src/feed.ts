@@ -13,6 +13,7 @@ import {
   type RdfFeed,
   type RssFeed,
 } from 'feedsmith';
+import { parseJsonAsync, timeSlicer, type TimeSlicer } from '@agent/poller-core';
 import { decodeBody } from './charset.js';
 import { parseFeedDate } from './dates.js';
 import { collapseWhitespace, decodeEntities, htmlToText, plainText, truncateText } from './text.js';
@@ -256,108 +257,132 @@ interface DraftItem {
   author?: string | undefined;
 }
 
-interface DraftFeed {
-  title?: string | undefined;
-  items: DraftItem[];
+/**
+ * A parsed feed seen through one format: its title, its raw items and how one raw item becomes a draft.
+ * Per item, so that a large feed can be normalised in slices.
+ */
+interface Shape<T> {
+  title: string | undefined;
+  items: readonly T[];
+  draft(item: T): DraftItem;
 }
 
 function siteBase(siteLink: string | undefined, base: string | undefined): string | undefined {
   return httpUrl(siteLink, base) ?? base;
 }
 
-function fromRss(feed: RssFeed.Feed<string>, baseUrl: string | undefined): DraftFeed {
+function rssShape(feed: RssFeed.Feed<string>, baseUrl: string | undefined): Shape<RssFeed.Item<string>> {
   // Relative links in RSS are relative to the site (channel <link>) more often than to the feed file.
   const feedBase = siteBase(feed.link, withXmlBase(feed.xml?.base, baseUrl));
-  const items = (feed.items ?? []).map((item): DraftItem => {
-    const base = withXmlBase(item.xml?.base, feedBase);
-    const guid = trimmedId(item.guid?.value);
-    // A permalink guid doubles as the link, but only when it already is an absolute web URL.
-    const guidLink = item.guid?.isPermaLink === false ? undefined : absoluteHttpUrl(guid);
-    return {
-      guid,
-      link:
-        httpUrl(item.link, base) ?? httpUrl(pickAtomLink(item.atom?.links), base) ?? guidLink ?? undefined,
-      title: cleanText(item.title ?? firstString(item.dc?.titles), 'html'),
-      published: firstDate(
-        item.pubDate,
-        ...(item.dc?.dates ?? []),
-        ...(item.dcterms?.issued ?? []),
-        ...(item.dcterms?.created ?? []),
-        item.atom?.published,
-        ...(item.dcterms?.modified ?? []),
-        item.atom?.updated,
-      ),
-      summary: cleanText(item.description ?? item.content?.encoded, 'html'),
-      author:
-        personName(escapedText(item.authors?.[0]?.name ?? item.authors?.[0]?.email)) ??
-        escapedText(firstString(item.dc?.creators)),
-    };
-  });
-  return { title: cleanText(feed.title ?? firstString(feed.dc?.titles), 'html'), items };
+  return {
+    title: cleanText(feed.title ?? firstString(feed.dc?.titles), 'html'),
+    items: feed.items ?? [],
+    draft(item) {
+      const base = withXmlBase(item.xml?.base, feedBase);
+      const guid = trimmedId(item.guid?.value);
+      // A permalink guid doubles as the link, but only when it already is an absolute web URL.
+      const guidLink = item.guid?.isPermaLink === false ? undefined : absoluteHttpUrl(guid);
+      return {
+        guid,
+        link:
+          httpUrl(item.link, base) ?? httpUrl(pickAtomLink(item.atom?.links), base) ?? guidLink ?? undefined,
+        title: cleanText(item.title ?? firstString(item.dc?.titles), 'html'),
+        published: firstDate(
+          item.pubDate,
+          ...(item.dc?.dates ?? []),
+          ...(item.dcterms?.issued ?? []),
+          ...(item.dcterms?.created ?? []),
+          item.atom?.published,
+          ...(item.dcterms?.modified ?? []),
+          item.atom?.updated,
+        ),
+        summary: cleanText(item.description ?? item.content?.encoded, 'html'),
+        author:
+          personName(escapedText(item.authors?.[0]?.name ?? item.authors?.[0]?.email)) ??
+          escapedText(firstString(item.dc?.creators)),
+      };
+    },
+  };
 }
 
-function fromRdf(feed: RdfFeed.Feed<string>, baseUrl: string | undefined): DraftFeed {
+function rdfShape(feed: RdfFeed.Feed<string>, baseUrl: string | undefined): Shape<RdfFeed.Item<string>> {
   const feedBase = siteBase(feed.link, withXmlBase(feed.xml?.base, baseUrl));
-  const items = (feed.items ?? []).map((item): DraftItem => {
-    const base = withXmlBase(item.xml?.base, feedBase);
-    const about = trimmedId(item.rdf?.about);
-    return {
-      guid: about,
-      link: httpUrl(item.link, base) ?? absoluteHttpUrl(about),
-      title: cleanText(item.title ?? firstString(item.dc?.titles), 'html'),
-      published: firstDate(
-        ...(item.dc?.dates ?? []),
-        ...(item.dcterms?.issued ?? []),
-        ...(item.dcterms?.created ?? []),
-        ...(item.dcterms?.modified ?? []),
-      ),
-      summary: cleanText(item.description ?? item.content?.encoded, 'html'),
-      author: escapedText(firstString(item.dc?.creators)),
-    };
-  });
-  return { title: cleanText(feed.title ?? firstString(feed.dc?.titles), 'html'), items };
+  return {
+    title: cleanText(feed.title ?? firstString(feed.dc?.titles), 'html'),
+    items: feed.items ?? [],
+    draft(item) {
+      const base = withXmlBase(item.xml?.base, feedBase);
+      const about = trimmedId(item.rdf?.about);
+      return {
+        guid: about,
+        link: httpUrl(item.link, base) ?? absoluteHttpUrl(about),
+        title: cleanText(item.title ?? firstString(item.dc?.titles), 'html'),
+        published: firstDate(
+          ...(item.dc?.dates ?? []),
+          ...(item.dcterms?.issued ?? []),
+          ...(item.dcterms?.created ?? []),
+          ...(item.dcterms?.modified ?? []),
+        ),
+        summary: cleanText(item.description ?? item.content?.encoded, 'html'),
+        author: escapedText(firstString(item.dc?.creators)),
+      };
+    },
+  };
 }
 
-function fromAtom(feed: AtomFeed.Feed<string>, baseUrl: string | undefined): DraftFeed {
+function atomShape(feed: AtomFeed.Feed<string>, baseUrl: string | undefined): Shape<AtomFeed.Entry<string>> {
   // Atom follows XML Base (RFC 4287 §2): entry xml:base, then feed xml:base, then the document URL.
   const feedBase = withXmlBase(feed.xml?.base, baseUrl);
   const feedAuthor = feed.authors?.find((person) => person.name)?.name;
-  const items = (feed.entries ?? []).map((entry): DraftItem => {
-    const base = withXmlBase(entry.xml?.base, feedBase);
-    const content = entry.content?.src ? undefined : entry.content;
-    return {
-      guid: trimmedId(entry.id),
-      link: httpUrl(pickAtomLink(entry.links), base),
-      title: atomText(entry.title),
-      published: firstDate(entry.published, entry.updated, ...(entry.dc?.dates ?? [])),
-      summary: atomText(entry.summary) ?? atomText(content),
-      author: plainTextOrUndefined(
-        entry.authors?.find((person) => person.name)?.name ??
-          entry.source?.authors?.find((person) => person.name)?.name ??
-          feedAuthor ??
-          firstString(entry.dc?.creators),
-      ),
-    };
-  });
-  return { title: atomText(feed.title), items };
+  return {
+    title: atomText(feed.title),
+    items: feed.entries ?? [],
+    draft(entry) {
+      const base = withXmlBase(entry.xml?.base, feedBase);
+      const content = entry.content?.src ? undefined : entry.content;
+      return {
+        guid: trimmedId(entry.id),
+        link: httpUrl(pickAtomLink(entry.links), base),
+        title: atomText(entry.title),
+        published: firstDate(entry.published, entry.updated, ...(entry.dc?.dates ?? [])),
+        summary: atomText(entry.summary) ?? atomText(content),
+        author: plainTextOrUndefined(
+          entry.authors?.find((person) => person.name)?.name ??
+            entry.source?.authors?.find((person) => person.name)?.name ??
+            feedAuthor ??
+            firstString(entry.dc?.creators),
+        ),
+      };
+    },
+  };
 }
 
-function fromJson(feed: JsonFeed.Feed<string>, baseUrl: string | undefined): DraftFeed {
+function jsonShape(feed: JsonFeed.Feed<string>, baseUrl: string | undefined): Shape<JsonFeed.Item<string>> {
   const feedBase = siteBase(feed.home_page_url, baseUrl);
   const feedAuthor = feed.authors?.find((author) => author.name)?.name;
-  const items = (feed.items ?? []).map((item): DraftItem => ({
-    guid: trimmedId(item.id),
-    link: httpUrl(item.url, feedBase) ?? httpUrl(item.external_url, feedBase),
-    // JSON Feed titles and summaries are plain text by definition; only content_html is HTML.
-    title: cleanText(item.title, 'text'),
-    published: firstDate(item.date_published, item.date_modified),
-    summary:
-      cleanText(item.summary, 'text') ??
-      cleanText(item.content_text, 'text') ??
-      cleanText(item.content_html, 'html'),
-    author: plainTextOrUndefined(item.authors?.find((author) => author.name)?.name ?? feedAuthor),
-  }));
-  return { title: cleanText(feed.title, 'text'), items };
+  return {
+    title: cleanText(feed.title, 'text'),
+    items: feed.items ?? [],
+    draft: (item): DraftItem => ({
+      guid: trimmedId(item.id),
+      link: httpUrl(item.url, feedBase) ?? httpUrl(item.external_url, feedBase),
+      // JSON Feed titles and summaries are plain text by definition; only content_html is HTML.
+      title: cleanText(item.title, 'text'),
+      published: firstDate(item.date_published, item.date_modified),
+      summary:
+        cleanText(item.summary, 'text') ??
+        cleanText(item.content_text, 'text') ??
+        cleanText(item.content_html, 'html'),
+      author: plainTextOrUndefined(item.authors?.find((author) => author.name)?.name ?? feedAuthor),
+    }),
+  };
+}
+
+function shapeOf(parsed: AnyFeed<string>, baseUrl: string | undefined): Shape<unknown> {
+  if (parsed.format === 'rss') return rssShape(parsed.feed, baseUrl) as Shape<unknown>;
+  if (parsed.format === 'atom') return atomShape(parsed.feed, baseUrl) as Shape<unknown>;
+  if (parsed.format === 'rdf') return rdfShape(parsed.feed, baseUrl) as Shape<unknown>;
+  return jsonShape(parsed.feed, baseUrl) as Shape<unknown>;
 }
 
 function plainTextOrUndefined(value: string | undefined): string | undefined {
@@ -380,22 +405,25 @@ function contentKey(item: DraftItem, withLink: boolean): string {
 /**
  * guid/id → link → `h:` + sha256(title, published, summary). Later items repeating an id already used in
  * this feed get `#` + 16 hex digits of their content hash; exact repeats (same id, same content) are dropped.
+ * One draft at a time, in document order, so that a large feed can be done in slices.
  */
-function assignIds(drafts: readonly DraftItem[]): FeedItem[] {
+function idAssigner(): { items: FeedItem[]; add(draft: DraftItem): void } {
   const used = new Set<string>();
   const items: FeedItem[] = [];
-  for (const draft of drafts) {
-    let id = draft.guid ?? draft.link ?? `h:${sha256(contentKey(draft, false))}`;
-    if (id.length > ID_MAX_CHARS) id = `h:${sha256(id)}`;
-    if (used.has(id)) {
-      const disambiguated = `${id}#${sha256(contentKey(draft, true)).slice(0, 16)}`;
-      if (used.has(disambiguated)) continue; // the same item repeated verbatim
-      id = disambiguated;
-    }
-    used.add(id);
-    items.push(toItem(id, draft));
-  }
-  return items;
+  return {
+    items,
+    add(draft) {
+      let id = draft.guid ?? draft.link ?? `h:${sha256(contentKey(draft, false))}`;
+      if (id.length > ID_MAX_CHARS) id = `h:${sha256(id)}`;
+      if (used.has(id)) {
+        const disambiguated = `${id}#${sha256(contentKey(draft, true)).slice(0, 16)}`;
+        if (used.has(disambiguated)) return; // the same item repeated verbatim
+        id = disambiguated;
+      }
+      used.add(id);
+      items.push(toItem(id, draft));
+    },
+  };
 }
 
 function toItem(id: string, draft: DraftItem): FeedItem {
@@ -451,11 +479,10 @@ function emptyFeed(root: string): AnyFeed<string> {
   return { format: 'rss', feed: {} as RssFeed.Feed<string> };
 }
 
-function parseDecoded(text: string, baseUrl: string | undefined): ParseFeedResult | ParsedFeed {
+/** The body's text as a feed of the library (before normalisation), or why it is none. */
+function parseDocument(text: string): ParseFeedResult | AnyFeed<string> {
   const first = /\S/.exec(text.slice(0, 4096));
   if (!first) return failure('FEED_EMPTY', 'the response body is empty; the server returned no feed');
-
-  let parsed: AnyFeed<string>;
   if (first[0] === '{' || first[0] === '[') {
     let json: unknown;
     try {
@@ -466,39 +493,56 @@ function parseDecoded(text: string, baseUrl: string | undefined): ParseFeedResul
         `the body starts like JSON but is not valid JSON (${describe(error)})`,
       );
     }
-    if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-      return failure('FEED_UNRECOGNIZED', 'the body is JSON but not a JSON Feed object; check the feed URL');
-    }
-    parsed = parseAnyFeed(json);
-  } else {
-    const prolog = inspectProlog(text);
-    if (prolog.kind === 'html') {
-      return failure(
-        'FEED_HTML_PAGE',
-        'the body is an HTML page, not a feed; check that the URL points at the feed itself (not the site) ' +
-          'and that the server is not showing an error or challenge page',
-      );
-    }
-    if (prolog.kind === 'empty') {
-      return failure('FEED_EMPTY', 'the body has no root element; the server returned no feed');
-    }
-    if (prolog.kind === 'none') {
-      return failure('FEED_UNRECOGNIZED', 'the body is neither XML nor JSON; check the feed URL');
-    }
-    parsed = parseXmlDocument(prolog.text, prolog.root);
+    return jsonFeedOf(json) ?? parseAnyFeed(json);
   }
+  const prolog = inspectProlog(text);
+  if (prolog.kind !== 'xml') return prologFailure(prolog);
+  return parseXmlDocument(prolog.text, prolog.root);
+}
 
-  const draft =
-    parsed.format === 'rss'
-      ? fromRss(parsed.feed, baseUrl)
-      : parsed.format === 'atom'
-        ? fromAtom(parsed.feed, baseUrl)
-        : parsed.format === 'rdf'
-          ? fromRdf(parsed.feed, baseUrl)
-          : fromJson(parsed.feed, baseUrl);
-  const feed: ParsedFeed = { format: parsed.format, items: assignIds(draft.items) };
-  if (draft.title !== undefined) feed.title = draft.title;
+/** A JSON value that cannot be a JSON Feed, as a failure; `undefined` when it may be one. */
+function jsonFeedOf(json: unknown): ParseFeedResult | undefined {
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    return failure('FEED_UNRECOGNIZED', 'the body is JSON but not a JSON Feed object; check the feed URL');
+  }
+  return undefined;
+}
+
+function prologFailure(prolog: Exclude<Prolog, { kind: 'xml' }>): ParseFeedResult {
+  if (prolog.kind === 'html') {
+    return failure(
+      'FEED_HTML_PAGE',
+      'the body is an HTML page, not a feed; check that the URL points at the feed itself (not the site) ' +
+        'and that the server is not showing an error or challenge page',
+    );
+  }
+  if (prolog.kind === 'empty') {
+    return failure('FEED_EMPTY', 'the body has no root element; the server returned no feed');
+  }
+  return failure('FEED_UNRECOGNIZED', 'the body is neither XML nor JSON; check the feed URL');
+}
+
+function isFailure(value: ParseFeedResult | AnyFeed<string>): value is ParseFeedResult {
+  return 'ok' in value;
+}
+
+function normalize(parsed: AnyFeed<string>, baseUrl: string | undefined): ParsedFeed {
+  const shape = shapeOf(parsed, baseUrl);
+  const ids = idAssigner();
+  for (const raw of shape.items) ids.add(shape.draft(raw));
+  const feed: ParsedFeed = { format: parsed.format, items: ids.items };
+  if (shape.title !== undefined) feed.title = shape.title;
   return feed;
+}
+
+function failureOf(error: unknown): ParseFeedResult {
+  if (error instanceof DetectError) {
+    return failure('FEED_UNRECOGNIZED', 'the body is not RSS, Atom, RDF or JSON Feed; check the feed URL');
+  }
+  if (error instanceof MalformedError || error instanceof ParseError) {
+    return failure('FEED_MALFORMED', `the feed could not be parsed (${describe(error)})`);
+  }
+  return failure('FEED_PARSE_FAILED', `unexpected failure while parsing the feed (${describe(error)})`);
 }
 
 /**
@@ -512,16 +556,290 @@ export function parseFeed(body: Buffer | Uint8Array, options: ParseFeedOptions):
     }
     const baseUrl = absoluteUrl(options?.baseUrl, undefined);
     const { text, encoding } = decodeBody(body, options?.contentType);
-    const result = parseDecoded(text, baseUrl);
-    if ('ok' in result) return result;
-    return { ok: true, feed: result, encoding };
+    const parsed = parseDocument(text);
+    if (isFailure(parsed)) return parsed;
+    return { ok: true, feed: normalize(parsed, baseUrl), encoding };
   } catch (error) {
-    if (error instanceof DetectError) {
-      return failure('FEED_UNRECOGNIZED', 'the body is not RSS, Atom, RDF or JSON Feed; check the feed URL');
-    }
-    if (error instanceof MalformedError || error instanceof ParseError) {
-      return failure('FEED_MALFORMED', `the feed could not be parsed (${describe(error)})`);
-    }
-    return failure('FEED_PARSE_FAILED', `unexpected failure while parsing the feed (${describe(error)})`);
+    return failureOf(error);
   }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Large feeds in slices. One parse of a 40 000-item feed holds the event loop for about a second, so a large
+// body is cut into its items (a light tag scan), the items are parsed in batches wrapped in the document's own
+// root and channel start tags (namespaces and xml:base kept), and everything after runs in slices too. The
+// result is the one `parseFeed` gives; a document the scan cannot follow is parsed whole, as before.
+
+export interface ParseFeedAsyncOptions extends ParseFeedOptions {
+  /** Work between two yields to the event loop, in ms. Default 8. */
+  sliceMs?: number;
+  /** Bodies with fewer characters are parsed in one go. Default 256 KiB. */
+  minSlicedChars?: number;
+  /** Items per parsed batch. Default 100. */
+  batchItems?: number;
+}
+
+const MIN_SLICED_CHARS = 256 * 1024;
+const BATCH_ITEMS = 100;
+// JSON Feeds are shallow; a deeper body is refused before anything recursive walks it.
+const JSON_FEED_MAX_DEPTH = 64;
+
+/**
+ * Like `parseFeed`, yielding to the event loop every `sliceMs` of work on a large body; a JSON body is also
+ * refused when it nests deeper than 64 levels. Never throws.
+ */
+export async function parseFeedAsync(
+  body: Buffer | Uint8Array,
+  options: ParseFeedAsyncOptions,
+): Promise<ParseFeedResult> {
+  if (!(body instanceof Uint8Array)) return parseFeed(body, options);
+  try {
+    const slicer = timeSlicer(options.sliceMs ?? 8);
+    const baseUrl = absoluteUrl(options.baseUrl, undefined);
+    const { text, encoding } = decodeBody(body, options.contentType);
+    const json = /^\s*[[{]/.test(text.slice(0, 4096));
+    let result: ParseFeedResult | ParsedFeed;
+    if (json || text.length >= (options.minSlicedChars ?? MIN_SLICED_CHARS)) {
+      await slicer.maybeYield();
+      result = await parseFeedSliced(text, baseUrl, slicer, options.batchItems ?? BATCH_ITEMS);
+    } else {
+      const parsed = parseDocument(text);
+      result = isFailure(parsed) ? parsed : normalize(parsed, baseUrl);
+    }
+    return 'ok' in result ? result : { ok: true, feed: result, encoding };
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (code === 'HTTP_JSON_TOO_DEEP')
+      return failure(
+        'FEED_MALFORMED',
+        `the JSON body nests objects and arrays deeper than ${JSON_FEED_MAX_DEPTH} levels; it is refused`,
+      );
+    if (code === 'HTTP_INVALID_JSON')
+      return failure(
+        'FEED_MALFORMED',
+        `the body starts like JSON but is not valid JSON (${describe(error)})`,
+      );
+    return failureOf(error);
+  }
+}
+
+/** `normalize` in slices. */
+async function normalizeSliced(
+  parsed: AnyFeed<string>,
+  baseUrl: string | undefined,
+  slicer: TimeSlicer,
+): Promise<ParsedFeed> {
+  const shape = shapeOf(parsed, baseUrl);
+  const ids = idAssigner();
+  for (const raw of shape.items) {
+    ids.add(shape.draft(raw));
+    await slicer.maybeYield();
+  }
+  return feedOf(parsed.format, shape.title, ids.items);
+}
+
+function feedOf(format: FeedFormat, title: string | undefined, items: FeedItem[]): ParsedFeed {
+  const feed: ParsedFeed = { format, items };
+  if (title !== undefined) feed.title = title;
+  return feed;
+}
+
+/**
+ * The feed's own fields from the document without its items, then the items batch by batch, each batch
+ * normalised at once (its parse tree is garbage before the next batch is parsed). Anything unexpected in a
+ * piece (no format detected without the items, a batch read as another format, items the scan did not see,
+ * a parse error) and the whole document is parsed as `parseFeed` does: same result, same error.
+ */
+async function parseFeedSliced(
+  text: string,
+  baseUrl: string | undefined,
+  slicer: TimeSlicer,
+  batchItems: number,
+): Promise<ParseFeedResult | ParsedFeed> {
+  const first = /\S/.exec(text.slice(0, 4096));
+  if (!first) return failure('FEED_EMPTY', 'the response body is empty; the server returned no feed');
+  const whole = (parse: () => AnyFeed<string>): Promise<ParsedFeed> =>
+    normalizeSliced(parse(), baseUrl, slicer);
+  const inBatches = async (
+    envelopeOf: () => AnyFeed<string>,
+    count: number,
+    batchOf: (from: number, to: number) => AnyFeed<string>,
+    fallback: () => AnyFeed<string>,
+  ): Promise<ParsedFeed> => {
+    let envelope: AnyFeed<string>;
+    try {
+      envelope = envelopeOf();
+    } catch {
+      return whole(fallback);
+    }
+    if (itemsOf(envelope).length > 0) return whole(fallback);
+    const shape = shapeOf(envelope, baseUrl);
+    const ids = idAssigner();
+    await slicer.maybeYield();
+    for (let i = 0; i < count; i += batchItems) {
+      let batch: AnyFeed<string>;
+      try {
+        batch = batchOf(i, Math.min(i + batchItems, count));
+      } catch {
+        return whole(fallback);
+      }
+      if (batch.format !== envelope.format) return whole(fallback);
+      // A batch is normalised before the next yield: its parse tree then dies young, never promoted to the
+      // old generation, where it would stay until a full GC long after the tick.
+      for (const raw of itemsOf(batch)) ids.add(shape.draft(raw));
+      await slicer.maybeYield();
+    }
+    return feedOf(envelope.format, shape.title, ids.items);
+  };
+
+  if (first[0] === '{' || first[0] === '[') {
+    const json = await parseJsonAsync(text, { maxDepth: JSON_FEED_MAX_DEPTH });
+    const notFeed = jsonFeedOf(json);
+    if (notFeed) return notFeed;
+    const { items, ...rest } = json as { items?: unknown };
+    if (!Array.isArray(items) || items.length === 0) return whole(() => parseAnyFeed(json));
+    return inBatches(
+      () => parseAnyFeed({ ...rest, items: [] }),
+      items.length,
+      (from, to) => parseAnyFeed({ ...rest, items: items.slice(from, to) }),
+      () => parseAnyFeed(json),
+    );
+  }
+  const prolog = inspectProlog(text);
+  if (prolog.kind !== 'xml') return prologFailure(prolog);
+  const doc = prolog.text;
+  const layout = await scanItems(doc, prolog.root, slicer);
+  if (!layout || layout.items.length === 0) return whole(() => parseXmlDocument(doc, prolog.root));
+  const spans = layout.items;
+  const count = spans.length / 2;
+  return inBatches(
+    () => {
+      const gaps: string[] = [];
+      let from = 0;
+      for (let k = 0; k < spans.length; k += 2) {
+        gaps.push(doc.slice(from, spans[k]));
+        from = spans[k + 1]!;
+      }
+      gaps.push(doc.slice(from));
+      return parseXmlDocument(gaps.join(''), prolog.root);
+    },
+    count,
+    (from, to) =>
+      parseXmlDocument(
+        `${layout.open}${doc.slice(spans[2 * from], spans[2 * to - 1])}${layout.close}`,
+        prolog.root,
+      ),
+    () => parseXmlDocument(doc, prolog.root),
+  );
+}
+
+function itemsOf(parsed: AnyFeed<string>): readonly unknown[] {
+  if (parsed.format === 'atom') return parsed.feed.entries ?? [];
+  return parsed.feed.items ?? [];
+}
+
+interface ItemLayout {
+  /** The root's (and for RSS the channel's) start tags, verbatim: namespaces and xml:base included. */
+  open: string;
+  /** The matching end tags. */
+  close: string;
+  /** start, end (exclusive) of every item element, in document order, flat: one array, not one per item. */
+  items: number[];
+}
+
+const NAME = /[^\s/>]+/y;
+
+function localName(name: string): string {
+  return name.slice(name.indexOf(':') + 1).toLowerCase();
+}
+
+/**
+ * Where the items are: `<item>` children of the first `<channel>` of an `<rss>` root, `<item>` children of an
+ * RDF root, `<entry>` children of an Atom `<feed>`. `undefined` when the document is not one the scan can
+ * follow (mismatched tags, an unclosed comment, a second channel): it is then parsed whole.
+ */
+async function scanItems(doc: string, root: string, slicer: TimeSlicer): Promise<ItemLayout | undefined> {
+  if (root !== 'rss' && root !== 'rdf' && root !== 'feed') return undefined;
+  const itemName = root === 'feed' ? 'entry' : 'item';
+  // Items are children of the element at this depth: the channel for RSS, the root otherwise.
+  const containerDepth = root === 'rss' ? 2 : 1;
+  const stack: string[] = [];
+  // The start tags (and names) of the root and, for RSS, the channel.
+  const starts: string[] = [];
+  const names: string[] = [];
+  const items: number[] = [];
+  let itemStart = -1;
+  let i = 0;
+  let tags = 0;
+  for (;;) {
+    if (++tags % 256 === 0) await slicer.maybeYield();
+    const lt = doc.indexOf('<', i);
+    if (lt === -1) break;
+    if (doc.startsWith('<!--', lt)) {
+      const end = doc.indexOf('-->', lt + 4);
+      if (end === -1) return undefined;
+      i = end + 3;
+      continue;
+    }
+    if (doc.startsWith('<![CDATA[', lt)) {
+      const end = doc.indexOf(']]>', lt + 9);
+      if (end === -1) return undefined;
+      i = end + 3;
+      continue;
+    }
+    if (doc.startsWith('<?', lt)) {
+      const end = doc.indexOf('?>', lt + 2);
+      if (end === -1) return undefined;
+      i = end + 2;
+      continue;
+    }
+    if (doc.startsWith('<!', lt)) return undefined;
+    const closing = doc.charCodeAt(lt + 1) === 47; // '/'
+    NAME.lastIndex = lt + (closing ? 2 : 1);
+    const name = NAME.exec(doc)?.[0];
+    if (!name) return undefined;
+    // The end of the tag, past any quoted attribute value that holds a '>'.
+    let gt = NAME.lastIndex;
+    for (;;) {
+      const c = doc.charCodeAt(gt);
+      if (Number.isNaN(c)) return undefined;
+      if (c === 62) break; // '>'
+      if (c === 34 || c === 39) {
+        const q = doc.indexOf(c === 34 ? '"' : "'", gt + 1);
+        if (q === -1) return undefined;
+        gt = q + 1;
+      } else gt++;
+    }
+    i = gt + 1;
+    if (closing) {
+      if (stack.pop() !== name) return undefined;
+      if (itemStart !== -1 && stack.length === containerDepth) {
+        items.push(itemStart, i);
+        itemStart = -1;
+      }
+      continue;
+    }
+    const selfClosing = doc.charCodeAt(gt - 1) === 47;
+    const depth = stack.length;
+    if (depth === 0 || (root === 'rss' && depth === 1 && localName(name) === 'channel')) {
+      // A second root or channel, or an empty one: not a layout this scan follows.
+      if (starts.length !== depth || selfClosing) return undefined;
+      starts.push(doc.slice(lt, i));
+      names.push(name);
+    } else if (
+      depth === containerDepth &&
+      stack[containerDepth - 1] === names[containerDepth - 1] &&
+      localName(name) === itemName
+    ) {
+      if (selfClosing) items.push(lt, i);
+      else itemStart = lt;
+    }
+    if (!selfClosing) stack.push(name);
+  }
+  if (stack.length !== 0 || starts.length !== containerDepth) return undefined;
+  const close = names
+    .toReversed()
+    .map((n) => `</${n}>`)
+    .join('');
+  return { open: starts.join(''), close, items };
 }

@@ -1,5 +1,7 @@
 export {
   parseFeed,
+  parseFeedAsync,
+  type ParseFeedAsyncOptions,
   SUMMARY_MAX_CHARS,
   ID_MAX_CHARS,
   type FeedItem,

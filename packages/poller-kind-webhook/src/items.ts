@@ -140,8 +140,13 @@ function sha256(text: string): string {
 export function resolveItemId(item: unknown, idField: string): ResolveItemIdResult {
   const parsed = parsePath(idField);
   if (!parsed.ok) return { ok: false, problem: 'invalid_path', message: parsed.error };
-  const field = parsed.segments.length === 0 ? 'the item' : `id_field "${parsed.segments.join('.')}"`;
-  const found = lookup(item, parsed.segments);
+  return idAt(item, parsed.segments);
+}
+
+/** `resolveItemId` with the path already split (a response resolves thousands of ids with one path). */
+function idAt(item: unknown, segments: readonly string[]): ResolveItemIdResult {
+  const field = segments.length === 0 ? 'the item' : `id_field "${segments.join('.')}"`;
+  const found = lookup(item, segments);
   if (!found.found) return { ok: false, problem: 'missing', message: `${field} is missing: ${found.reason}` };
   const value = found.value;
   let id: string;
@@ -240,13 +245,19 @@ export type SelectItemsResult =
       skipped: SkippedItem[];
       /** How many later items repeated an id already seen in this response (dispatched once). */
       duplicates: number;
+      /** Items before the last `maxItems` of the array, left out without looking at them (absent: none). */
+      dropped?: number;
     }
   | { ok: false; code: WebhookItemsErrorCode; error: string };
 
-/** `getAtPath` + `resolveItemId` for a whole response: the items to consider for dispatch. */
+/**
+ * `getAtPath` + `resolveItemId` for a whole response: the items to consider for dispatch. With `maxItems`,
+ * only the last `maxItems` elements of the array (the newest, in the oldest-first order a response is read
+ * in) are looked at; the others are counted in `dropped`.
+ */
 export function selectItems(
   response: unknown,
-  options: { itemsPath: string; idField: string },
+  options: { itemsPath: string; idField: string; maxItems?: number },
 ): SelectItemsResult {
   const array = getAtPath(response, options.itemsPath);
   if (!array.ok) return array;
@@ -256,8 +267,11 @@ export function selectItems(
   const skipped: SkippedItem[] = [];
   const seen = new Set<string>();
   let duplicates = 0;
-  array.items.forEach((item, index) => {
-    const id = resolveItemId(item, options.idField);
+  const all = array.items;
+  const first = options.maxItems === undefined ? 0 : Math.max(0, all.length - options.maxItems);
+  for (let index = first; index < all.length; index++) {
+    const item = all[index];
+    const id = idAt(item, idPath.segments);
     if (!id.ok) {
       skipped.push({ index, problem: id.problem, message: id.message });
     } else if (seen.has(id.id)) {
@@ -266,6 +280,6 @@ export function selectItems(
       seen.add(id.id);
       items.push({ id: id.id, item });
     }
-  });
-  return { ok: true, items, skipped, duplicates };
+  }
+  return { ok: true, items, skipped, duplicates, ...(first > 0 ? { dropped: first } : {}) };
 }

@@ -6,9 +6,12 @@
 import { createHash } from 'node:crypto';
 import {
   canonicalJson,
+  DEFAULT_JSON_MAX_DEPTH,
   definePollerKind,
   httpConfigProperties,
   httpRequestLimits,
+  maxItemsConsidered,
+  parseJsonAsync,
   requestFailure,
   safeUrl,
   statusFailure,
@@ -37,6 +40,7 @@ export interface WebhookConfig {
   deliver: { channel: string; to: string };
   max_per_tick: number;
   dispatch_delay_ms?: number;
+  max_items_considered?: number;
   allow_private_networks: boolean;
   timeout_ms?: number;
   max_body_bytes?: number;
@@ -171,18 +175,37 @@ async function tick(ctx: TickContext<WebhookConfig>): Promise<TickResult> {
   // 204 No Content: nothing to report this time.
   if (res.status === 204) return { items: [] };
 
+  // Parsed in slices (a 10 MB body would hold the event loop for 150 ms), nesting capped (every walker
+  // after the parse is recursive).
   let data: unknown;
   try {
-    data = JSON.parse(res.text());
-  } catch {
+    data = await parseJsonAsync(res.text());
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'HTTP_JSON_TOO_DEEP')
+      throw new TransientError(
+        `${what}: the response nests objects and arrays deeper than ${DEFAULT_JSON_MAX_DEPTH} levels and is refused [HTTP_JSON_TOO_DEEP]`,
+      );
     // The body is not quoted: an endpoint may echo request headers back.
     const type = (res.headers['content-type'] ?? 'none').split(';')[0]!.slice(0, 60);
     throw new TransientError(
       `${what}: the response is not JSON (content-type ${type}, ${res.body.length} bytes)`,
     );
   }
-  const selected = selectItems(data, { itemsPath: config.items_path, idField: config.id_field });
+  const cap = maxItemsConsidered(config);
+  const selected = selectItems(data, {
+    itemsPath: config.items_path,
+    idField: config.id_field,
+    maxItems: cap,
+  });
+  data = undefined; // the items left out can be collected while the tick goes on
   if (!selected.ok) throw new TransientError(`${what}: ${selected.code}: ${selected.error}`);
+  if (selected.dropped !== undefined)
+    // Logged once per job definition by the runner, then counted.
+    ctx.logger.warn('webhook_poll considered only the newest items of a large response', {
+      considered: cap,
+      dropped: selected.dropped,
+      hint: 'raise max_items_considered if the endpoint really lists more new items per tick',
+    });
 
   if (selected.skipped.length > 0) {
     // The runner logs this once per job definition and counts the repeats.

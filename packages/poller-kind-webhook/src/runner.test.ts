@@ -24,6 +24,9 @@ async function endpoint(initial: unknown) {
   return { server, state };
 }
 
+const deep = (n: number): string => `${'['.repeat(n)}${']'.repeat(n)}`;
+const list = (n: number) => Array.from({ length: n }, (_, i) => ({ id: i, title: `t${i}` }));
+
 function hookJob(url: string, extra: Record<string, unknown> = {}) {
   return job('hook', 'webhook_poll', {
     url,
@@ -203,5 +206,43 @@ describe('webhook_poll through the poller service', () => {
     expect(text).toContain('url host 10.1.2.3 is a private or loopback address');
     expect(text).toContain('body is only sent with method: POST');
     expect((await h.service.list()).map((j) => j.id)).toEqual(['fine']);
+  });
+
+  it('a response nested deeper than 64 levels fails Transient naming the depth, not with a stack overflow', async () => {
+    let id = 1;
+    const server = await startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"data":[{"id":${id},"title":"t","v":${deep(100_000)}}]}`);
+    });
+    cleanup.push(() => server.close());
+    const h = await started({
+      kind: webhookPollerKind,
+      jobs: [hookJob(`${server.url}/deep`, { message_template: '{title} {v}' })],
+    });
+    const reports = [];
+    for (; id <= 2; id++) reports.push(await h.service.run('hook'));
+    for (const r of reports) {
+      expect(r.status).toBe('transient');
+      expect(r.error).toContain('deeper than 64 levels');
+      expect(r.error).toContain('HTTP_JSON_TOO_DEEP');
+      expect(r.error).not.toMatch(/call stack/i);
+    }
+  });
+
+  it('considers only the newest max_items_considered items of a large response, with one warning', async () => {
+    const e = await endpoint({ data: list(30) });
+    const logger = memoryLogger();
+    const h = await started({
+      kind: webhookPollerKind,
+      jobs: [hookJob(`${e.server.url}/x`, { max_items_considered: 10 })],
+      logger,
+    });
+    expect(await h.service.run('hook')).toMatchObject({ status: 'ok', items_seen: 10 });
+    e.state.body = { data: list(32) };
+    expect(await h.service.run('hook')).toMatchObject({ status: 'ok', items_dispatched: 2 });
+    expect(h.dispatcher.texts()).toEqual(['t30 (30)', 't31 (31)']);
+    const warn = logger.find('webhook_poll considered only the newest items of a large response');
+    expect(warn).toHaveLength(1);
+    expect(warn[0]!.fields).toMatchObject({ considered: 10, dropped: 20 });
   });
 });

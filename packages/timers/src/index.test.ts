@@ -1,6 +1,14 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MAX_TIMEOUT_MS, setTimer, sleep, timeoutSignal, type Scheduler } from './index.js';
+import {
+  MAX_TIMEOUT_MS,
+  setTimer,
+  sleep,
+  timeoutSignal,
+  timeSlicer,
+  yieldToEventLoop,
+  type Scheduler,
+} from './index.js';
 
 const DAY = 24 * 3_600_000;
 
@@ -213,5 +221,34 @@ describe('timeoutSignal', () => {
     vi.advanceTimersByTime(2000);
     expect(t.signal.aborted).toBe(false);
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('yieldToEventLoop and timeSlicer', () => {
+  it('yieldToEventLoop resolves after a turn of the event loop, not in the same microtask queue', async () => {
+    const order: string[] = [];
+    setImmediate(() => order.push('queued before'));
+    void Promise.resolve().then(() => order.push('microtask'));
+    await yieldToEventLoop();
+    order.push('after yield');
+    expect(order).toEqual(['microtask', 'queued before', 'after yield']);
+  });
+
+  it('timeSlicer yields only once its budget is spent', async () => {
+    let t = 0;
+    const slicer = timeSlicer(10, () => t);
+    let turns = 0;
+    const counter = setImmediate(() => turns++);
+    t = 5;
+    expect(slicer.due()).toBe(false);
+    await slicer.maybeYield();
+    expect(turns).toBe(0);
+    t = 12;
+    expect(slicer.due()).toBe(true);
+    await slicer.maybeYield();
+    expect(turns).toBe(1);
+    // The budget starts again after a yield.
+    expect(slicer.due()).toBe(false);
+    clearImmediate(counter);
   });
 });
