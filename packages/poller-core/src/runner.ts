@@ -93,6 +93,11 @@ export interface TickOptions {
   releaseLease?: boolean;
   /** Aborts `signal`; the deadline then uses it instead of a controller of its own. */
   abort?(reason: unknown): void;
+  /**
+   * Scheduled ticks: throws `LeaseLostError` when this holder may no longer act on its lease (its trust
+   * window ran out, or the fence moved on). Awaited right before every send.
+   */
+  confirmLease?(): Promise<void>;
 }
 
 /** The seen set holds at least this many ids. */
@@ -450,6 +455,8 @@ export async function executeTick(
       if (opts.signal.aborted) break;
       if (i > 0 && delay > 0 && !(await sleep(env.clock, delay, opts.signal))) break;
       const text = renderTemplate(template, item.fields);
+      // A holder stopped past its lease (SIGSTOP, a long GC pause) must not send what another holder sends.
+      await opts.confirmLease?.();
       try {
         await env.dispatcher.deliver({
           agentId: def.agent,
@@ -554,6 +561,20 @@ async function alert(
       ? 'was paused after a permanent error'
       : `opened its breaker after ${state.consecutiveErrors} consecutive transient errors`;
   const text = `Poller job ${def.id} (kind ${def.kind.kind}) ${what} [${cls}]: ${reason}`;
+  if (opts.confirmLease) {
+    try {
+      await opts.confirmLease();
+    } catch (err) {
+      if (isLeaseLost(err)) {
+        log.warn('poller failure alert not sent: this process may no longer hold the lease', {
+          class: cls,
+          reason: safeReason(err),
+        });
+        return;
+      }
+      // The store could not answer for the fence; the trust window held, so the alert goes out.
+    }
+  }
   try {
     await env.dispatcher.deliver({
       agentId: def.agent,

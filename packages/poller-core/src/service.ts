@@ -6,7 +6,7 @@ import type { ConfigSnapshot, PollersSettings } from '@agent/config-snapshot';
 import { createGuardedHttp, type GuardedHttp } from '@agent/guarded-http';
 import type { Logger } from '@agent/log';
 import type { Registry } from 'prom-client';
-import { systemClock, type Clock } from './clock.js';
+import { monotonicNow, systemClock, type Clock } from './clock.js';
 import { LeaseLostError, PollerError, safeReason } from './errors.js';
 import { canonicalJson, type AgentTool, type PollerKind, type ResolvedAccount } from './kind.js';
 import { createPollerMetrics, type PollerMetrics } from './metrics.js';
@@ -22,7 +22,7 @@ import {
   type RunnerSettings,
   type TickReport,
 } from './runner.js';
-import { jitterBound, leaseTtlMs, withJitter } from './schedule.js';
+import { jitterBound, leaseTrustMarginMs, leaseTtlMs, withJitter } from './schedule.js';
 import type { Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
 import { issueLines, validateJobs, type JobDefinition, type RejectedJob } from './validate.js';
 
@@ -412,6 +412,10 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     const def = rt.def;
     const now = clock.now();
     const ttl = leaseTtlMs(def.schedule, currentSettings().lease_ttl_factor, now, env.minLeaseTtlMs);
+    const margin = leaseTrustMarginMs(ttl);
+    // The trust window counts from the request, on the monotonic clock: neither a slow answer nor a
+    // wall-clock step extends it.
+    const asked = monotonicNow(clock);
     // The lease first, then the state read under it: another holder may have run this slot meanwhile.
     const grant = await store.acquireLease(def.id, options.holderId, ttl);
     if (!grant) {
@@ -421,6 +425,16 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
       return 'armed';
     }
     const fence: Fence = { holder: grant.holder, epoch: grant.epoch };
+    let trustedUntil = asked + ttl - margin;
+    const confirmLease = async () => {
+      const late = monotonicNow(clock) - trustedUntil;
+      if (late >= 0)
+        throw new LeaseLostError(
+          `the lease's trust window (TTL ${ttl} ms less ${Math.round(margin)} ms) ran out ${Math.round(late)} ms ago without a renewal`,
+        );
+      // One indexed read: another holder may have taken over early (a wall clock stepped forward).
+      if (store.holdsLease && !(await store.holdsLease(def.id, fence))) throw new LeaseLostError();
+    };
     if (grant.takeover) {
       metrics.leaseTakeover(def.id);
       logger.warn('poller lease taken over after its holder expired', {
@@ -456,9 +470,14 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
       const renew = () => {
         renewTimer = clock.setTimer(async () => {
           if (tick.signal.aborted) return;
-          const ok = await store.renewLease(def.id, fence, ttl).catch(() => false);
-          if (!ok) tick.abort(new LeaseLostError());
-          else renew();
+          const renewAsked = monotonicNow(clock);
+          // null: the store failed. The next period tries again; the trust window runs out meanwhile.
+          const held = await store.renewLease(def.id, fence, ttl).catch(() => null);
+          if (held === false) tick.abort(new LeaseLostError());
+          else {
+            if (held) trustedUntil = Math.max(trustedUntil, renewAsked + ttl - margin);
+            renew();
+          }
         }, renewEvery);
       };
       renew();
@@ -475,6 +494,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
         guard: guardFor(rt),
         state: st,
         releaseLease: true,
+        confirmLease,
       });
       released = report.leaseReleased === true;
       return report.next;
