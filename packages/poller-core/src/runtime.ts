@@ -75,4 +75,4 @@ export {
   type StateStore,
   type TickStatus,
 } from './store.js';
-export { isLeaseLost, hasCode } from './errors.js';
+export { isLeaseLost, isStateStoreError, hasCode, StateStoreError } from './errors.js';

@@ -7,7 +7,7 @@ import { createGuardedHttp, type GuardedHttp } from '@agent/guarded-http';
 import type { Logger } from '@agent/log';
 import type { Registry } from 'prom-client';
 import { monotonicNow, systemClock, type Clock } from './clock.js';
-import { LeaseLostError, PollerError, safeReason } from './errors.js';
+import { isStateStoreError, LeaseLostError, PollerError, safeReason } from './errors.js';
 import { canonicalJson, type AgentTool, type PollerKind, type ResolvedAccount } from './kind.js';
 import { createPollerMetrics, type PollerMetrics } from './metrics.js';
 import { planReload, type ReloadPlan } from './plan.js';
@@ -17,12 +17,15 @@ import {
   labelsOf,
   openBreakerWake,
   pollerHttp,
+  storeFailedTick,
+  withUnrecorded,
   type Dispatcher,
   type RunnerEnv,
   type RunnerSettings,
   type TickReport,
 } from './runner.js';
 import { jitterBound, leaseTrustMarginMs, leaseTtlMs, withJitter } from './schedule.js';
+import { watchStore } from './store-health.js';
 import type { Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
 import { issueLines, validateJobs, type JobDefinition, type RejectedJob } from './validate.js';
 
@@ -196,9 +199,14 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
   const logger = options.logger.child({ component: 'pollers' });
-  const store = options.store;
   const registry = options.registry;
   const metrics: PollerMetrics = createPollerMetrics(options.metrics);
+  // Store failures become Transient errors of the jobs, and the store's health is logged once per outage.
+  const { store, health: storeHealth } = watchStore(options.store, {
+    metrics,
+    logger,
+    monotonicNow: () => monotonicNow(clock),
+  });
   let ownHttp: GuardedHttp | null = null;
   const http = options.http ?? (ownHttp = createGuardedHttp({ logger }));
   let snapshot = options.snapshot;
@@ -307,6 +315,8 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     redact: (t) => snapshot.redact(t),
     minLeaseTtlMs: options.minLeaseTtlMs ?? 30_000,
     tickDeadlineFactor: options.tickDeadlineFactor ?? 0.8,
+    unrecorded: new Map(),
+    storeHealth,
   };
 
   const track = <T>(rt: JobRuntime, p: Promise<T>): Promise<T> => {
@@ -396,12 +406,17 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
         if (r === 'armed') return;
         next = r ?? undefined;
       } catch (err) {
-        logger.error('poller scheduler error', { job_id: rt.def.id, reason: safeReason(err) });
-        if (!stopped && !rt.retired) armAt(rt, clock.now() + 5000);
-        return;
+        if (!isStateStoreError(err) || stopped || rt.retired) {
+          logger.error('poller scheduler error', { job_id: rt.def.id, reason: safeReason(err) });
+          if (!stopped && !rt.retired) armAt(rt, clock.now() + 5000);
+          return;
+        }
+        // The lease grant or the state read failed: a Transient error of the job, retried with its backoff.
+        next = (await storeFailedTick(env, rt.def, err, guardFor(rt))).next;
       }
       if (next && !next.paused && next.nextRunAt !== null) armAt(rt, next.nextRunAt);
-      else await arm(rt);
+      // A store that cannot be read leaves the job without a timer otherwise.
+      else await arm(rt).catch(() => armAt(rt, clock.now() + 5000));
     });
 
   /**
@@ -446,7 +461,9 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     let released = false;
     let renewTimer: unknown = null;
     try {
-      const st = await store.load(def.id);
+      const stored = await store.load(def.id);
+      // What this process could not record while the store failed (errors, breaker) counts too.
+      const st = stored && withUnrecorded(env, stored);
       const t = clock.now();
       // Paused, not due (another process ran this slot, or an early wake), replaced, or shutting down.
       if (!st || st.paused || st.nextRunAt === null || st.nextRunAt > t || rt.retired || stopped) return;
@@ -569,6 +586,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     await store.revokeLease(rt.def.id).catch(() => {});
     if (remove) {
       await store.deleteJob(rt.def.id);
+      env.unrecorded!.delete(rt.def.id);
       metrics.removeJob(labelsOf(rt.def));
     }
     jobs.delete(rt.def.id);
@@ -603,7 +621,10 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   });
 
   const stateOf = async (rt: JobRuntime) =>
-    (await store.load(rt.def.id)) ?? (await store.init(rt.def.id, { sourceKey: rt.def.sourceKey }));
+    withUnrecorded(
+      env,
+      (await store.load(rt.def.id)) ?? (await store.init(rt.def.id, { sourceKey: rt.def.sourceKey })),
+    );
 
   const applyValidation = (snap: ConfigSnapshot) => {
     const enabled = snap.pollers?.settings.enabled !== false;
@@ -748,6 +769,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
             lastError: null,
           },
         });
+        env.unrecorded!.delete(id);
         metrics.consecutiveErrors(id, 0);
         metrics.breakerState(id, 0);
       });
