@@ -27,6 +27,8 @@ export const POLLER_ERROR_CODES = {
   POLLER_CONFIRM_REQUIRED: 'A destructive operation (reset) was called without confirmation.',
   POLLER_STOPPED: 'The poller service is stopped.',
   POLLER_STATE_DB: 'The state database could not be opened, put in WAL mode or migrated.',
+  POLLER_STATE_STORE:
+    'A state store call failed (disk full, I/O error, busy past its timeout, read-only). The tick counts as Transient and is retried with backoff.',
 } as const;
 
 export type PollerErrorCode = keyof typeof POLLER_ERROR_CODES;
@@ -72,6 +74,25 @@ export class LeaseLostError extends PollerError {
   }
 }
 
+/**
+ * A call to the state store failed (SQLite: SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY past the busy timeout,
+ * SQLITE_READONLY, ...). Transient: the tick is retried with the job's backoff and counts toward its breaker.
+ */
+export class StateStoreError extends PollerError {
+  /** The store method that failed (`commit`, `acquireLease`, ...). */
+  readonly operation: string;
+  constructor(operation: string, cause: unknown) {
+    const code = codeOf(cause);
+    super(
+      'POLLER_STATE_STORE',
+      `the state store failed (${operation}): ${safeReason(cause)}${typeof code === 'string' ? ` [${code}]` : ''}`,
+      { cause },
+    );
+    this.name = 'StateStoreError';
+    this.operation = operation;
+  }
+}
+
 export type ErrorClass = 'transient' | 'permanent';
 
 function codeOf(err: unknown): unknown {
@@ -85,6 +106,11 @@ export function classifyError(err: unknown): ErrorClass {
 
 export function isLeaseLost(err: unknown): boolean {
   return codeOf(err) === 'POLLER_LEASE_LOST';
+}
+
+/** A failure of the state store itself (not of the kind, nor a lost lease). */
+export function isStateStoreError(err: unknown): boolean {
+  return codeOf(err) === 'POLLER_STATE_STORE';
 }
 
 export function hasCode(err: unknown, code: string): boolean {

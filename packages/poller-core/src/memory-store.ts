@@ -140,6 +140,10 @@ export function createMemoryStateStore(options: MemoryStateStoreOptions = {}): M
       leases.set(jobId, { holder: null, epoch: l.epoch + 1, expiresAt: now() });
       return true;
     },
+    async holdsLease(jobId, fence) {
+      const l = leases.get(jobId);
+      return !!l && l.holder === fence.holder && l.epoch === fence.epoch;
+    },
     async getLease(jobId) {
       const l = leases.get(jobId);
       return l ? { ...l } : null;

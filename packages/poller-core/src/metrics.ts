@@ -28,6 +28,10 @@ export interface PollerMetrics {
   rejectedJobs(n: number): void;
   /** Deletes every series of the job (removed or replaced jobs). */
   removeJob(labels: JobLabels): void;
+  /** 0 while the state store fails (from a failed call until a write goes through again), else 1. */
+  storeHealthy(healthy: boolean): void;
+  /** A failed call to the state store (`operation`: the store method). */
+  storeError(operation: string): void;
 }
 
 /** A metric of the registry, made once: several services (tests, restarts in-process) share a registry. */
@@ -127,6 +131,25 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
         help: 'Jobs of pollers.yaml rejected by the last start or reload (a running job keeps its previous definition).',
       }),
   );
+  const storeHealthy = metric(
+    registry,
+    'poller_store_healthy',
+    (m) =>
+      new Gauge({
+        ...m,
+        help: 'State store health: 0 from a failed call (disk full, I/O error, busy, read-only) until a write goes through again, else 1.',
+      }),
+  );
+  const storeErrors = metric(
+    registry,
+    'poller_store_errors_total',
+    (m) =>
+      new Counter({
+        ...m,
+        help: 'Failed state store calls, by store method; the ticks they stopped count as transient.',
+        labelNames: ['operation'],
+      }),
+  );
   // Last value set per job: most ticks leave the gauges as they were, and a set costs a label hash.
   const published = new Map<string, { errors?: number; breaker?: number; paused?: boolean }>();
   const last = (jobId: string) => {
@@ -179,5 +202,7 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
       success.remove({ job_id: labels.job_id });
       kindWarnings.remove(labels);
     },
+    storeHealthy: (healthy) => storeHealthy.set(healthy ? 1 : 0),
+    storeError: (operation) => storeErrors.inc({ operation }),
   };
 }

@@ -10,6 +10,7 @@ import { sleep, type Clock } from './clock.js';
 import {
   classifyError,
   isLeaseLost,
+  isStateStoreError,
   PermanentError,
   retryAfterOf,
   safeReason,
@@ -26,7 +27,15 @@ import {
 import type { JobLabels, PollerMetrics } from './metrics.js';
 import { breakerBackoffMs, jitterBound, leaseTtlMs, transientBackoffMs, withJitter } from './schedule.js';
 import { linkAbort } from './signals.js';
-import type { CommitOps, Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
+import {
+  emptyJobState,
+  type CommitOps,
+  type Fence,
+  type JobState,
+  type JobStatePatch,
+  type StateStore,
+  type TickStatus,
+} from './store.js';
 import { renderTemplate } from './template.js';
 import type { JobDefinition } from './validate.js';
 
@@ -71,6 +80,13 @@ export interface RunnerEnv {
   minLeaseTtlMs: number;
   /** Fraction of the lease TTL a kind's fetch may take (when below `tick_timeout_secs`). */
   tickDeadlineFactor: number;
+  /**
+   * Per job, the outcome fields of failed ticks that the store could not record (it was failing): they
+   * count in memory until a write of the job goes through.
+   */
+  unrecorded?: Map<string, JobStatePatch>;
+  /** Told of every tick that ended Transient because of the state store. */
+  storeHealth?: { tickFailed(): void };
 }
 
 export type TickOutcome = TickStatus | 'aborted' | 'lease_lost';
@@ -101,12 +117,94 @@ export interface TickOptions {
   releaseLease?: boolean;
   /** Aborts `signal`; the deadline then uses it instead of a controller of its own. */
   abort?(reason: unknown): void;
+  /**
+   * Scheduled ticks: throws `LeaseLostError` when this holder may no longer act on its lease (its trust
+   * window ran out, or the fence moved on). Awaited right before every send.
+   */
+  confirmLease?(): Promise<void>;
 }
 
 /** The seen set holds at least this many ids. */
 export const SEEN_MIN = 500;
 /** Ids per seen-set query and per baseline transaction. */
 const SEEN_CHUNK = 1000;
+
+/** Outcome fields of a failed tick that are kept in memory while the store cannot record them. */
+const UNRECORDED_FIELDS = [
+  'consecutiveErrors',
+  'breakerState',
+  'breakerOpenings',
+  'breakerOpenedAt',
+  'breakerRetryAt',
+  'lastStatus',
+  'lastError',
+  'lastRunAt',
+  'lastFailureAlertAt',
+] as const satisfies readonly (keyof JobStatePatch)[];
+
+/** The job's stored state with what the store could not record laid over it. */
+export function withUnrecorded(env: RunnerEnv, state: JobState): JobState {
+  const kept = env.unrecorded?.get(state.jobId);
+  if (!kept) return state;
+  // Another holder recorded a later run: the stored state is newer than what this process kept.
+  if ((state.lastRunAt ?? 0) > (kept.lastRunAt ?? 0)) {
+    env.unrecorded!.delete(state.jobId);
+    return state;
+  }
+  return { ...state, ...kept };
+}
+
+function keepUnrecorded(env: RunnerEnv, jobId: string, patch: JobStatePatch): void {
+  if (!env.unrecorded) return;
+  const kept: Record<string, unknown> = { ...env.unrecorded.get(jobId) };
+  for (const field of UNRECORDED_FIELDS) if (patch[field] !== undefined) kept[field] = patch[field];
+  env.unrecorded.set(jobId, kept as JobStatePatch);
+}
+
+/**
+ * The job's errors, breaker and (scheduled ticks) retry time after a Transient failure: `now + min(interval,
+ * 5 s x 2^(n-1))` plus jitter, or the breaker's wake when it opens (again).
+ */
+function transientOutcome(
+  env: RunnerEnv,
+  def: JobDefinition,
+  state: JobState,
+  err: unknown,
+  now: number,
+  mode: TickOptions['mode'],
+  base: JobStatePatch,
+): { patch: JobStatePatch; opened: boolean; n: number } {
+  const settings = env.settings();
+  const n = state.consecutiveErrors + 1;
+  const retryAfter = retryAfterOf(err);
+  const waitHint = retryAfter === undefined ? 0 : clampRetryAfter(retryAfter);
+  const interval = def.schedule.intervalMs(now);
+  let patch: JobStatePatch = { ...base, consecutiveErrors: n, lastStatus: 'transient', lastRunAt: now };
+  let opened = false;
+  if (state.breakerState !== 0 || n >= settings.breaker_threshold) {
+    const openings = state.breakerState !== 0 ? state.breakerOpenings + 1 : 1;
+    const retryAt = now + Math.max(breakerBackoffMs(openings), waitHint);
+    patch = {
+      ...patch,
+      breakerState: 2,
+      breakerOpenings: openings,
+      breakerOpenedAt: now,
+      breakerRetryAt: retryAt,
+    };
+    if (mode === 'scheduled')
+      patch = { ...patch, ...openBreakerWake(env, def, state.nominalAt, retryAt, now) };
+    opened = true;
+  } else if (mode === 'scheduled') {
+    const bound = jitterBound(def.schedule, settings.default_jitter_ms);
+    patch.nextRunAt = withJitter(
+      now + Math.max(transientBackoffMs(n, interval), waitHint),
+      bound,
+      env.random,
+    );
+    patch.scheduleKey = def.schedule.key;
+  }
+  return { patch, opened, n };
+}
 
 /** Wraps the guarded client: the tick signal and the job's `allow_private_networks` are applied. */
 export function pollerHttp(
@@ -236,10 +334,16 @@ export async function executeTick(
   const labels = labelsOf(def);
   const log = lazyChild(env.logger, { job_id: def.id, kind: def.kind.kind, agent: def.agent });
   const started = env.clock.now();
-  const state =
+  const state = withUnrecorded(
+    env,
     opts.state ??
-    (await env.store.load(def.id)) ??
-    (await env.store.init(def.id, { sourceKey: def.sourceKey }));
+      (await env.store.load(def.id)) ??
+      (await env.store.init(def.id, { sourceKey: def.sourceKey })),
+  );
+  // An alert sent while the store failed: its cooldown is stored with the tick's outcome.
+  const keptAlertAt = env.unrecorded?.get(def.id)?.lastFailureAlertAt;
+  const carried: JobStatePatch = typeof keptAlertAt === 'number' ? { lastFailureAlertAt: keptAlertAt } : {};
+  const recorded = () => env.unrecorded?.delete(def.id);
   const settings = env.settings();
   const write = async (ops: Parameters<StateStore['commit']>[1]) => {
     opts.guard();
@@ -281,6 +385,7 @@ export async function executeTick(
     const reason = env.redact(safeReason(err));
     if (cls === 'permanent') {
       const patch: JobStatePatch = {
+        ...carried,
         paused: true,
         lastStatus: 'permanent',
         lastError: reason,
@@ -288,7 +393,14 @@ export async function executeTick(
         maxItems,
         ...(def.schedule.type === 'at' ? { atFired: def.schedule.key, nextRunAt: null } : {}),
       };
-      await write({ state: patch });
+      try {
+        await write({ state: patch });
+      } catch (e) {
+        // Not recorded, so not paused: the store failure is the tick's error, and the next tick retries.
+        if (isStateStoreError(e)) return failure(e, seen, dispatched, maxItems);
+        throw e;
+      }
+      recorded();
       finishMetrics('permanent', patch);
       log.error('poller job paused after a permanent error', { reason });
       await alert(env, def, state, 'permanent', reason, opts, log);
@@ -300,48 +412,32 @@ export async function executeTick(
         ...scheduleAfter(patch),
       };
     }
-    const n = state.consecutiveErrors + 1;
-    const retryAfter = retryAfterOf(err);
-    const waitHint = retryAfter === undefined ? 0 : clampRetryAfter(retryAfter);
-    const interval = def.schedule.intervalMs(now);
-    let patch: JobStatePatch = {
-      consecutiveErrors: n,
-      lastStatus: 'transient',
+    const { patch, opened, n } = transientOutcome(env, def, state, err, now, opts.mode, {
+      ...carried,
       lastError: reason,
-      lastRunAt: now,
       maxItems,
-    };
-    let opened = false;
-    if (state.breakerState !== 0 || n >= settings.breaker_threshold) {
-      const openings = state.breakerState !== 0 ? state.breakerOpenings + 1 : 1;
-      const retryAt = now + Math.max(breakerBackoffMs(openings), waitHint);
-      patch = {
-        ...patch,
-        breakerState: 2,
-        breakerOpenings: openings,
-        breakerOpenedAt: now,
-        breakerRetryAt: retryAt,
-      };
-      if (opts.mode === 'scheduled')
-        patch = { ...patch, ...openBreakerWake(env, def, state.nominalAt, retryAt, now) };
-      opened = true;
-    } else if (opts.mode === 'scheduled') {
-      const bound = jitterBound(def.schedule, settings.default_jitter_ms);
-      patch.nextRunAt = withJitter(
-        now + Math.max(transientBackoffMs(n, interval), waitHint),
-        bound,
-        env.random,
-      );
-      patch.scheduleKey = def.schedule.key;
+    });
+    // A store that cannot record the outcome: it counts in memory, and the job retries with the same backoff.
+    let stored = true;
+    try {
+      // An alert (breaker opened) writes its cooldown after this; otherwise this is the last write.
+      if (opened) await write({ state: patch });
+      else await finalWrite({ state: patch });
+      recorded();
+    } catch (e) {
+      if (!isStateStoreError(e)) throw e;
+      stored = false;
+      keepUnrecorded(env, def.id, patch);
     }
-    // An alert (breaker opened) writes its cooldown after this; otherwise this is the last write.
-    if (opened) await write({ state: patch });
-    else await finalWrite({ state: patch });
+    const storeFailed = !stored || isStateStoreError(err);
+    if (storeFailed) env.storeHealth?.tickFailed();
     finishMetrics('transient', patch);
-    log.warn('poller tick failed (transient)', {
+    // A store outage is logged once for the whole store, not at every tick of every job.
+    (storeFailed ? log.debug : log.warn).call(log, 'poller tick failed (transient)', {
       reason,
       consecutive_errors: n,
       breaker: opened ? 'open' : 'closed',
+      ...(stored ? {} : { recorded: 'no: the state store failed; kept in memory' }),
     });
     if (opened) await alert(env, def, { ...state, consecutiveErrors: n }, 'transient', reason, opts, log);
     return {
@@ -349,7 +445,7 @@ export async function executeTick(
       items_seen: seen,
       items_dispatched: dispatched,
       error: reason,
-      ...(releasing && !opened ? { leaseReleased: true } : {}),
+      ...(releasing && !opened && stored ? { leaseReleased: true } : {}),
       ...scheduleAfter(patch),
     };
   };
@@ -434,6 +530,7 @@ export async function executeTick(
     if (seenCount) env.metrics.itemsSeen(labels, seenCount);
     const now = () => env.clock.now();
     const ok: JobStatePatch = {
+      ...carried,
       consecutiveErrors: 0,
       breakerState: 0,
       breakerOpenings: 0,
@@ -463,6 +560,7 @@ export async function executeTick(
         await slicer.maybeYield();
       }
       await finalWrite({ addSeen: ids.slice(from), keepSeen: allIds, seenLimit, state: patch });
+      recorded();
       finishMetrics('ok', patch);
       log.info('poller baseline recorded', { items: fresh.length });
       return {
@@ -483,6 +581,8 @@ export async function executeTick(
       if (opts.signal.aborted) break;
       if (i > 0 && delay > 0 && !(await sleep(env.clock, delay, opts.signal))) break;
       const text = renderTemplate(template, item.fields);
+      // A holder stopped past its lease (SIGSTOP, a long GC pause) must not send what another holder sends.
+      await opts.confirmLease?.();
       try {
         await env.dispatcher.deliver({
           agentId: def.agent,
@@ -538,6 +638,7 @@ export async function executeTick(
       ...(opts.mode === 'scheduled' ? nextSchedule(env, def, state, now()) : {}),
     };
     await finalWrite({ ...(dispatched > 0 ? { keepSeen: allIds, seenLimit } : {}), state: patch });
+    recorded();
     finishMetrics('ok', patch);
     if (dispatched || carry)
       log.info('poller items delivered', { delivered: dispatched, carried_over: fresh.length - dispatched });
@@ -567,7 +668,7 @@ async function alert(
   state: JobState,
   cls: 'transient' | 'permanent',
   reason: string,
-  opts: TickOptions,
+  opts: Pick<TickOptions, 'guard' | 'fence' | 'confirmLease'>,
   log: Logger,
 ): Promise<void> {
   const now = env.clock.now();
@@ -586,6 +687,20 @@ async function alert(
       ? 'was paused after a permanent error'
       : `opened its breaker after ${state.consecutiveErrors} consecutive transient errors`;
   const text = `Poller job ${def.id} (kind ${def.kind.kind}) ${what} [${cls}]: ${reason}`;
+  if (opts.confirmLease) {
+    try {
+      await opts.confirmLease();
+    } catch (err) {
+      if (isLeaseLost(err)) {
+        log.warn('poller failure alert not sent: this process may no longer hold the lease', {
+          class: cls,
+          reason: safeReason(err),
+        });
+        return;
+      }
+      // The store could not answer for the fence; the trust window held, so the alert goes out.
+    }
+  }
   try {
     await env.dispatcher.deliver({
       agentId: def.agent,
@@ -603,6 +718,72 @@ async function alert(
     opts.guard();
     await env.store.commit(def.id, { state: { lastFailureAlertAt: now } }, opts.fence);
   } catch (err) {
+    // Kept in memory meanwhile, so the cooldown holds in this process.
+    if (isStateStoreError(err)) keepUnrecorded(env, def.id, { lastFailureAlertAt: now });
     log.warn('poller failure alert sent but its cooldown was not stored', { reason: safeReason(err) });
   }
+}
+
+/**
+ * A scheduled tick that the state store stopped before it began (the lease grant or the state read
+ * failed): a Transient error of the job, counted in memory with the same backoff, breaker and failure
+ * alert as any other. While the breaker is open (as this process knows it) the slot is skipped instead.
+ */
+export async function storeFailedTick(
+  env: RunnerEnv,
+  def: JobDefinition,
+  err: unknown,
+  guard: TickOptions['guard'],
+): Promise<TickReport> {
+  const labels = labelsOf(def);
+  const log = lazyChild(env.logger, { job_id: def.id, kind: def.kind.kind, agent: def.agent });
+  // Reads often still work (a full disk); without one, what this process kept is all there is.
+  const stored = await env.store.load(def.id).catch(() => null);
+  const state = withUnrecorded(env, stored ?? emptyJobState(def.id));
+  const now = env.clock.now();
+  if (stored?.paused)
+    return { status: 'aborted', items_seen: 0, items_dispatched: 0, next: { paused: true, nextRunAt: null } };
+  if (state.breakerState === 2 && state.breakerRetryAt !== null && now < state.breakerRetryAt) {
+    env.metrics.tick(labels, 'skipped');
+    const wake = openBreakerWake(env, def, state.nominalAt, state.breakerRetryAt, now);
+    return {
+      status: 'skipped',
+      items_seen: 0,
+      items_dispatched: 0,
+      next: { paused: false, nextRunAt: wake.nextRunAt ?? null },
+    };
+  }
+  const reason = env.redact(safeReason(err));
+  const { patch, opened, n } = transientOutcome(env, def, state, err, now, 'scheduled', {
+    lastError: reason,
+  });
+  keepUnrecorded(env, def.id, patch);
+  env.storeHealth?.tickFailed();
+  env.metrics.tick(labels, 'transient');
+  env.metrics.consecutiveErrors(def.id, n);
+  if (patch.breakerState !== undefined) env.metrics.breakerState(def.id, patch.breakerState);
+  log.debug('poller tick failed (transient)', {
+    reason,
+    consecutive_errors: n,
+    breaker: opened ? 'open' : 'closed',
+    recorded: 'no: the state store failed; kept in memory',
+  });
+  // Without a lease (the store could not grant one): the channel may still work, and the alert say so.
+  if (opened)
+    await alert(
+      env,
+      def,
+      { ...state, consecutiveErrors: n },
+      'transient',
+      reason,
+      { guard, fence: null },
+      log,
+    );
+  return {
+    status: 'transient',
+    items_seen: 0,
+    items_dispatched: 0,
+    error: reason,
+    next: { paused: false, nextRunAt: patch.nextRunAt ?? null },
+  };
 }

@@ -2,7 +2,7 @@
  * @agent/poller-core/runtime — daemon-only pieces: registry, validation, reload plan, scheduler,
  * runner service, metrics and the state store interface.
  */
-export { systemClock, sleep, type Clock, type TimerCallback } from './clock.js';
+export { monotonicNow, systemClock, sleep, type Clock, type TimerCallback } from './clock.js';
 export {
   createKindRegistry,
   kindsOfModule,
@@ -25,6 +25,7 @@ export {
   breakerBackoffMs,
   isValidTimeZone,
   jitterBound,
+  leaseTrustMarginMs,
   leaseTtlMs,
   parseRfc3339,
   parseSchedule,
@@ -74,4 +75,4 @@ export {
   type StateStore,
   type TickStatus,
 } from './store.js';
-export { isLeaseLost, hasCode } from './errors.js';
+export { isLeaseLost, isStateStoreError, hasCode, StateStoreError } from './errors.js';

@@ -355,6 +355,15 @@ export function leaseTtlMs(schedule: Schedule, factor: number, now: number, mini
   return Math.max(minimumMs, Math.round(factor * schedule.intervalMs(now)));
 }
 
+/**
+ * How long before its TTL runs out a holder stops trusting its lease: max(1 s, 10 % of the TTL), so a holder
+ * whose clock or scheduling lags a little still stops before another can take over. At most half the TTL:
+ * only test TTLs are that short, and they must leave a window.
+ */
+export function leaseTrustMarginMs(ttlMs: number): number {
+  return Math.min(Math.max(1000, ttlMs / 10), ttlMs / 2);
+}
+
 /** Backoff after the n-th consecutive Transient error: min(interval, 5 s x 2^(n-1)). */
 export function transientBackoffMs(n: number, intervalMs: number): number {
   return Math.min(intervalMs, 5000 * 2 ** Math.min(Math.max(n, 1) - 1, 30));

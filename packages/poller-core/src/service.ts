@@ -6,8 +6,8 @@ import type { ConfigSnapshot, PollersSettings } from '@agent/config-snapshot';
 import { createGuardedHttp, type GuardedHttp } from '@agent/guarded-http';
 import type { Logger } from '@agent/log';
 import type { Registry } from 'prom-client';
-import { systemClock, type Clock } from './clock.js';
-import { LeaseLostError, PollerError, safeReason } from './errors.js';
+import { monotonicNow, systemClock, type Clock } from './clock.js';
+import { isStateStoreError, LeaseLostError, PollerError, safeReason } from './errors.js';
 import { canonicalJson, sameSource, type AgentTool, type PollerKind, type ResolvedAccount } from './kind.js';
 import { createPollerMetrics, type PollerMetrics } from './metrics.js';
 import { planReload, type ReloadPlan } from './plan.js';
@@ -17,12 +17,15 @@ import {
   labelsOf,
   openBreakerWake,
   pollerHttp,
+  storeFailedTick,
+  withUnrecorded,
   type Dispatcher,
   type RunnerEnv,
   type RunnerSettings,
   type TickReport,
 } from './runner.js';
-import { jitterBound, leaseTtlMs, withJitter } from './schedule.js';
+import { jitterBound, leaseTrustMarginMs, leaseTtlMs, withJitter } from './schedule.js';
+import { watchStore } from './store-health.js';
 import type { Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
 import { issueLines, validateJobs, type JobDefinition, type RejectedJob } from './validate.js';
 
@@ -196,9 +199,14 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   const clock = options.clock ?? systemClock;
   const random = options.random ?? Math.random;
   const logger = options.logger.child({ component: 'pollers' });
-  const store = options.store;
   const registry = options.registry;
   const metrics: PollerMetrics = createPollerMetrics(options.metrics);
+  // Store failures become Transient errors of the jobs, and the store's health is logged once per outage.
+  const { store, health: storeHealth } = watchStore(options.store, {
+    metrics,
+    logger,
+    monotonicNow: () => monotonicNow(clock),
+  });
   let ownHttp: GuardedHttp | null = null;
   const http = options.http ?? (ownHttp = createGuardedHttp({ logger }));
   let snapshot = options.snapshot;
@@ -307,6 +315,8 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     redact: (t) => snapshot.redact(t),
     minLeaseTtlMs: options.minLeaseTtlMs ?? 30_000,
     tickDeadlineFactor: options.tickDeadlineFactor ?? 0.8,
+    unrecorded: new Map(),
+    storeHealth,
   };
 
   const track = <T>(rt: JobRuntime, p: Promise<T>): Promise<T> => {
@@ -396,12 +406,17 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
         if (r === 'armed') return;
         next = r ?? undefined;
       } catch (err) {
-        logger.error('poller scheduler error', { job_id: rt.def.id, reason: safeReason(err) });
-        if (!stopped && !rt.retired) armAt(rt, clock.now() + 5000);
-        return;
+        if (!isStateStoreError(err) || stopped || rt.retired) {
+          logger.error('poller scheduler error', { job_id: rt.def.id, reason: safeReason(err) });
+          if (!stopped && !rt.retired) armAt(rt, clock.now() + 5000);
+          return;
+        }
+        // The lease grant or the state read failed: a Transient error of the job, retried with its backoff.
+        next = (await storeFailedTick(env, rt.def, err, guardFor(rt))).next;
       }
       if (next && !next.paused && next.nextRunAt !== null) armAt(rt, next.nextRunAt);
-      else await arm(rt);
+      // A store that cannot be read leaves the job without a timer otherwise.
+      else await arm(rt).catch(() => armAt(rt, clock.now() + 5000));
     });
 
   /**
@@ -412,6 +427,10 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     const def = rt.def;
     const now = clock.now();
     const ttl = leaseTtlMs(def.schedule, currentSettings().lease_ttl_factor, now, env.minLeaseTtlMs);
+    const margin = leaseTrustMarginMs(ttl);
+    // The trust window counts from the request, on the monotonic clock: neither a slow answer nor a
+    // wall-clock step extends it.
+    const asked = monotonicNow(clock);
     // The lease first, then the state read under it: another holder may have run this slot meanwhile.
     const grant = await store.acquireLease(def.id, options.holderId, ttl);
     if (!grant) {
@@ -421,6 +440,16 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
       return 'armed';
     }
     const fence: Fence = { holder: grant.holder, epoch: grant.epoch };
+    let trustedUntil = asked + ttl - margin;
+    const confirmLease = async () => {
+      const late = monotonicNow(clock) - trustedUntil;
+      if (late >= 0)
+        throw new LeaseLostError(
+          `the lease's trust window (TTL ${ttl} ms less ${Math.round(margin)} ms) ran out ${Math.round(late)} ms ago without a renewal`,
+        );
+      // One indexed read: another holder may have taken over early (a wall clock stepped forward).
+      if (store.holdsLease && !(await store.holdsLease(def.id, fence))) throw new LeaseLostError();
+    };
     if (grant.takeover) {
       metrics.leaseTakeover(def.id);
       logger.warn('poller lease taken over after its holder expired', {
@@ -432,7 +461,9 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     let released = false;
     let renewTimer: unknown = null;
     try {
-      const st = await store.load(def.id);
+      const stored = await store.load(def.id);
+      // What this process could not record while the store failed (errors, breaker) counts too.
+      const st = stored && withUnrecorded(env, stored);
       const t = clock.now();
       // Paused, not due (another process ran this slot, or an early wake), replaced, or shutting down.
       if (!st || st.paused || st.nextRunAt === null || st.nextRunAt > t || rt.retired || stopped) return;
@@ -456,9 +487,14 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
       const renew = () => {
         renewTimer = clock.setTimer(async () => {
           if (tick.signal.aborted) return;
-          const ok = await store.renewLease(def.id, fence, ttl).catch(() => false);
-          if (!ok) tick.abort(new LeaseLostError());
-          else renew();
+          const renewAsked = monotonicNow(clock);
+          // null: the store failed. The next period tries again; the trust window runs out meanwhile.
+          const held = await store.renewLease(def.id, fence, ttl).catch(() => null);
+          if (held === false) tick.abort(new LeaseLostError());
+          else {
+            if (held) trustedUntil = Math.max(trustedUntil, renewAsked + ttl - margin);
+            renew();
+          }
         }, renewEvery);
       };
       renew();
@@ -475,6 +511,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
         guard: guardFor(rt),
         state: st,
         releaseLease: true,
+        confirmLease,
       });
       released = report.leaseReleased === true;
       return report.next;
@@ -552,6 +589,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
     await store.revokeLease(rt.def.id).catch(() => {});
     if (remove) {
       await store.deleteJob(rt.def.id);
+      env.unrecorded!.delete(rt.def.id);
       metrics.removeJob(labelsOf(rt.def));
     }
     jobs.delete(rt.def.id);
@@ -586,7 +624,10 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   });
 
   const stateOf = async (rt: JobRuntime) =>
-    (await store.load(rt.def.id)) ?? (await store.init(rt.def.id, { sourceKey: rt.def.sourceKey }));
+    withUnrecorded(
+      env,
+      (await store.load(rt.def.id)) ?? (await store.init(rt.def.id, { sourceKey: rt.def.sourceKey })),
+    );
 
   const applyValidation = (snap: ConfigSnapshot) => {
     const enabled = snap.pollers?.settings.enabled !== false;
@@ -731,6 +772,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
             lastError: null,
           },
         });
+        env.unrecorded!.delete(id);
         metrics.consecutiveErrors(id, 0);
         metrics.breakerState(id, 0);
       });

@@ -394,6 +394,11 @@ export function createSqliteStateStore(
     async breakLease(jobId, holder) {
       return breakTx.immediate(jobId, holder);
     },
+    async holdsLease(jobId, fence) {
+      // One primary-key lookup, no transaction: a read of the WAL snapshot as of now.
+      const l = q.lease.get(jobId) as { holder: string | null; epoch: number } | undefined;
+      return !!l && l.holder === fence.holder && l.epoch === fence.epoch;
+    },
     async getLease(jobId) {
       const l = q.lease.get(jobId) as
         { holder: string | null; epoch: number; expires_at: number } | undefined;

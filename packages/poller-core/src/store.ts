@@ -141,6 +141,12 @@ export interface StateStore {
    */
   breakLease(jobId: string, holder: string): Promise<boolean>;
   getLease(jobId: string): Promise<LeaseInfo | null>;
+  /**
+   * Whether (holder, epoch) still holds the job's lease: the check a fenced commit makes, without writing.
+   * The runner asks right before each send of a scheduled tick. Optional: a store where it is not cheap
+   * leaves it out, and the holder's trust window alone guards its sends.
+   */
+  holdsLease?(jobId: string, fence: Fence): Promise<boolean>;
   close(): Promise<void>;
 }
 

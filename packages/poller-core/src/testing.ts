@@ -39,13 +39,19 @@ export {
 // ---- fake clock ------------------------------------------------------------------------------------
 
 export interface FakeClock extends Clock {
+  monotonicNow(): number;
   /** Moves time forward, firing due timers in order and letting promises settle between them. */
   advance(ms: number): Promise<void>;
   /** Advances to the next pending timer (if any) and fires it. */
   next(): Promise<boolean>;
-  /** Due time of the earliest pending timer. */
+  /** Due time of the earliest pending timer (wall clock). */
   nextTimerAt(): number | null;
   pendingTimers(): number;
+  /**
+   * Sets the wall clock `ms` forward (negative: back), as an NTP step or an operator would. Timers and
+   * `monotonicNow()` do not move, as with real timers.
+   */
+  jumpWall(ms: number): void;
 }
 
 /** Lets queued promise callbacks and immediates run. */
@@ -54,7 +60,9 @@ export async function settle(rounds = 20): Promise<void> {
 }
 
 export function createFakeClock(start: number | string = '2026-01-01T00:00:00Z'): FakeClock {
-  let now = typeof start === 'string' ? Date.parse(start) : start;
+  // Timers run on the monotonic time; the wall clock is it plus an offset that jumpWall moves.
+  let mono = 0;
+  let wallOffset = typeof start === 'string' ? Date.parse(start) : start;
   let seq = 0;
   const timers = new Map<number, { at: number; seq: number; cb: TimerCallback }>();
   const earliest = () => {
@@ -66,7 +74,7 @@ export function createFakeClock(start: number | string = '2026-01-01T00:00:00Z')
   const fire = async (id: number) => {
     const t = timers.get(id)!;
     timers.delete(id);
-    now = Math.max(now, t.at);
+    mono = Math.max(mono, t.at);
     let r: unknown;
     try {
       r = t.cb();
@@ -77,24 +85,25 @@ export function createFakeClock(start: number | string = '2026-01-01T00:00:00Z')
     await settle();
   };
   const clock: FakeClock = {
-    now: () => now,
+    now: () => mono + wallOffset,
+    monotonicNow: () => mono,
     setTimer(cb, ms) {
       const id = ++seq;
-      timers.set(id, { at: now + Math.max(0, ms), seq: id, cb });
+      timers.set(id, { at: mono + Math.max(0, ms), seq: id, cb });
       return id;
     },
     clearTimer(h) {
       timers.delete(h as number);
     },
     async advance(ms) {
-      const target = now + ms;
+      const target = mono + ms;
       await settle();
       for (;;) {
         const e = earliest();
         if (!e || e[1].at > target) break;
         await fire(e[0]);
       }
-      now = Math.max(now, target);
+      mono = Math.max(mono, target);
       await settle();
     },
     async next() {
@@ -104,8 +113,14 @@ export function createFakeClock(start: number | string = '2026-01-01T00:00:00Z')
       await fire(e[0]);
       return true;
     },
-    nextTimerAt: () => earliest()?.[1].at ?? null,
+    nextTimerAt() {
+      const e = earliest();
+      return e ? e[1].at + wallOffset : null;
+    },
     pendingTimers: () => timers.size,
+    jumpWall(ms) {
+      wallOffset += ms;
+    },
   };
   return clock;
 }
