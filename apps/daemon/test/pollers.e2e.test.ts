@@ -89,6 +89,48 @@ describe('crash recovery of long-interval jobs', () => {
   });
 });
 
+describe('a stale lease holder', () => {
+  it('a daemon stopped between two sends past its lease sends nothing after SIGCONT', async () => {
+    let items: string[] = [];
+    const feed: Server = createServer((_req, res) => {
+      const body = items
+        .map(
+          (t, i) =>
+            `<item><guid>id-${t}</guid><title>${t}</title><pubDate>Mon, 0${i + 1} Jun 2026 10:00:00 GMT</pubDate></item>`,
+        )
+        .join('');
+      res.writeHead(200, { 'content-type': 'application/rss+xml' });
+      res.end(`<?xml version="1.0"?><rss version="2.0"><channel><title>F</title>${body}</channel></rss>`);
+    });
+    await new Promise<void>((r) => feed.listen(0, '127.0.0.1', r));
+    cleanup.push(() => new Promise<void>((r) => feed.close(() => r())));
+    const url = `http://127.0.0.1:${(feed.address() as AddressInfo).port}/f.xml`;
+    // Two daemons on one state database; the first spaces its two sends by 2 s.
+    const shared = workdir({});
+    cleanup.push(() => shared.cleanup());
+    const pollers = `pollers:\n  default_jitter_ms: 0\n  state_db: ${join(shared.root, 'state.db')}\n  jobs:\n    - id: news\n      kind: rss\n      agent: a\n      schedule: { every_secs: 1 }\n      config:\n        feed_url: ${url}\n        allow_private_networks: true\n        dispatch_delay_ms: 2000\n        message_template: "{title}"\n        deliver: { channel: log, to: op }\n`;
+    const wa = workdir(baseFiles(pollers));
+    const wb = workdir(baseFiles(pollers));
+    cleanup.push(() => wa.cleanup());
+    cleanup.push(() => wb.cleanup());
+    const a = await boot(wa);
+    await a.waitFor(/msg="poller baseline recorded"/);
+    items = ['one', 'two'];
+    await waitUntil(() => deliveries(wa).length === 1, 10_000, 'the first send');
+    // Between the two sends: stop the holder and let its 2 s lease run out while another daemon takes over.
+    a.proc.kill('SIGSTOP');
+    const b = await boot(wb);
+    await waitUntil(() => deliveries(wb).length === 1, 15_000, 'the second daemon to deliver the rest');
+    expect(deliveries(wb).map((x) => x.text)).toEqual(['two']);
+    a.proc.kill('SIGCONT');
+    // It notices at once (a failed renewal or the trust window before the send) and stops.
+    await a.waitFor(/msg="poller tick (stopped before delivering every item|lost its lease)"/, 10_000);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(deliveries(wa).map((x) => x.text)).toEqual(['one']);
+    expect(b.count(/level=error/)).toBe(0);
+  });
+});
+
 describe('rss through a real daemon', () => {
   it('baselines, delivers new items oldest first, and repeats nothing across a SIGKILL restart', async () => {
     let items = ['one', 'two'];
