@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { formatIssue, loadConfig } from '@agent/config-snapshot';
 import { renderCheckConfig, type CheckConfigOutput, type CheckedJobs } from '@agent/cli/check-config';
-import { validateJobs } from '@agent/poller-core/runtime';
+import { validateJobs } from '@agent/poller-runtime';
 import { loadOptionsFor } from './daemon.js';
 import { buildKindRegistry } from './kinds.js';
 import { noValidAgentMessage, readAdminToken } from './start-checks.js';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Logger } from '@agent/log';
-import { createKindRegistry, loadKindPackages, type KindRegistry } from '@agent/poller-core/runtime';
+import { createKindRegistry, loadKindPackages, type KindRegistry } from '@agent/poller-runtime';
 import { calendarAccountSchema, calendarPollerKind } from '@agent/poller-kind-calendar';
 import { mailAccountSchema, mailPollerKind } from '@agent/poller-kind-mail';
 import { rssPollerKind } from '@agent/poller-kind-rss';

@@ -1,6 +1,6 @@
 /** What the reload pipeline knows of a part of the daemon that follows the configuration. */
 import type { ConfigSnapshot, LoadResult } from '@agent/config-snapshot';
-import type { ReloadPlan } from '@agent/poller-core/runtime';
+import type { ReloadPlan } from '@agent/poller-runtime';
 
 /** A poller job the new configuration rejects. */
 export interface RejectedJobReport {

@@ -10,7 +10,7 @@ import {
   createPollerService,
   loadKindPackages,
   validateJobs,
-} from '@agent/poller-core/runtime';
+} from '@agent/poller-runtime';
 import {
   createFakeClock,
   createMemoryLogger,
@@ -18,7 +18,7 @@ import {
   createMetricsRegistry,
   createTestDispatcher,
   createTestSnapshot,
-} from '@agent/poller-core/testing';
+} from '@agent/poller-runtime/testing';
 import { describe, expect, it } from 'vitest';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -1,14 +1,14 @@
 /** A real poller service on an in-memory store with a tiny kind, plus a spy that counts every call. */
 import { createMemoryLogger, type MemoryLogger } from '@agent/log';
 import { definePollerKind, withBaseConfig } from '@agent/poller-core';
-import { createKindRegistry, createPollerService, type PollerService } from '@agent/poller-core/runtime';
+import { createKindRegistry, createPollerService, type PollerService } from '@agent/poller-runtime';
 import {
   createFakeClock,
   createMemoryStateStore,
   createTestDispatcher,
   createTestSnapshot,
   type TestDispatcher,
-} from '@agent/poller-core/testing';
+} from '@agent/poller-runtime/testing';
 import { Registry } from 'prom-client';
 import type { AdminPollers } from '../src/index.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createAdminApp, serveAdmin, type ServedApp } from '@agent/admin-api';
 import { createMemoryLogger } from '@agent/log';
 import { definePollerKind, withBaseConfig } from '@agent/poller-core';
-import { createKindRegistry, createPollerService, type PollerService } from '@agent/poller-core/runtime';
+import { createKindRegistry, createPollerService, type PollerService } from '@agent/poller-runtime';
 import {
   createFakeClock,
   createMemoryStateStore,
@@ -18,7 +18,7 @@ import {
   type FakeClock,
   type TestDispatcher,
   type TestJobSpec,
-} from '@agent/poller-core/testing';
+} from '@agent/poller-runtime/testing';
 
 // prom-client is not a dependency of this package; the poller service's own copy provides the registry.
 const fromPollerCore = createRequire(join(import.meta.dirname, '..', '..', 'poller-core', 'package.json'));

@@ -14,6 +14,7 @@ export {
   POLLER_API_VERSION,
   POLLER_KIND_BRAND,
   hashSourceKey,
+  sameSource,
   sourceKeyOf,
   withBaseConfig,
   type AgentTool,
@@ -32,7 +33,11 @@ export {
 export {
   classifyError,
   classifyHttpStatus,
+  hasCode,
+  isLeaseLost,
+  isStateStoreError,
   LeaseLostError,
+  StateStoreError,
   PermanentError,
   POLLER_ERROR_CODES,
   PollerError,
@@ -43,6 +48,8 @@ export {
   type PollerErrorCode,
   type PollerErrorOptions,
 } from './errors.js';
+export { compileSchema } from './schema.js';
+export { pollerHttp } from './http.js';
 export {
   renderTemplate,
   templatePlaceholders,

@@ -1,6 +1,4 @@
-import { compileSchema } from '@agent/config-snapshot';
 import { describe, expect, it } from 'vitest';
-import { scriptedKind } from '../test/helpers.js';
 import {
   classifyError,
   classifyHttpStatus,
@@ -17,7 +15,7 @@ import {
   withBaseConfig,
 } from './index.js';
 import { sameSource } from './kind.js';
-import { createKindRegistry } from './runtime.js';
+import { compileSchema } from './schema.js';
 
 const base = {
   kind: 'demo',
@@ -79,33 +77,6 @@ describe('definePollerKind', () => {
     expect(ok({ channel: 'chat a', to: 'op' })).toBe(false);
     expect(ok({ channel: 'chat_a', to: 'o'.repeat(257) })).toBe(false);
     expect(ok({ channel: 'chat_a', to: 'op\nlevel=error' })).toBe(false);
-  });
-});
-
-describe('kind registry', () => {
-  it('refuses duplicates, non-kinds and foreign API versions with codes', () => {
-    const r = createKindRegistry([scriptedKind('one').kind]);
-    expect(() => r.register(scriptedKind('one').kind, '@acme/one')).toThrow(
-      expect.objectContaining({ code: 'POLLER_DUPLICATE_KIND' }),
-    );
-    expect(() => r.register({ kind: 'x', tick() {} })).toThrow(
-      expect.objectContaining({ code: 'POLLER_NOT_A_KIND' }),
-    );
-    const forged = Object.freeze({
-      ...base,
-      kind: 'forged',
-      apiVersion: 2,
-      [Symbol.for('@agent/poller-kind')]: 2,
-    });
-    expect(() => r.register(forged)).toThrow(expect.objectContaining({ code: 'POLLER_KIND_API_VERSION' }));
-    expect(r.list().map((k) => k.kind)).toEqual(['one']);
-  });
-
-  it('recognises a kind branded by another copy of the package (registered symbol)', () => {
-    const copy = { ...base, kind: 'copy' };
-    Object.defineProperty(copy, Symbol.for('@agent/poller-kind'), { value: 1 });
-    Object.freeze(copy);
-    expect(() => createKindRegistry([copy])).not.toThrow();
   });
 });
 

@@ -1,6 +1,6 @@
 /** The plugin API a poller kind implements. Kinds only fetch; the runner owns everything else. */
 import { createHash } from 'node:crypto';
-import { compileSchema } from '@agent/config-snapshot';
+import { compileSchema } from './schema.js';
 import type { GuardedRequestOptions, GuardedResponse } from '@agent/guarded-http';
 import type { Logger } from '@agent/log';
 import { PollerError } from './errors.js';

@@ -1,5 +1,5 @@
 /** The `calendar` kind inside the real poller service: SQLite state, baseline, carry-over, 410 and reset. */
-import type { TestJobSpec } from '@agent/poller-core/testing';
+import type { TestJobSpec } from '@agent/poller-runtime/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { calendarPollerKind } from '../src/index.js';
 import { startCalendarFixture, type CalendarFixture } from './helpers.js';

@@ -3,13 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PollerKind } from '@agent/poller-core';
-import { createSqliteStateStore } from '@agent/poller-core/sqlite';
+import { createSqliteStateStore } from '@agent/poller-runtime/sqlite';
 import {
   createServiceHarness,
   type ServiceHarness,
   type TestJobSpec,
   type TestSnapshotOptions,
-} from '@agent/poller-core/testing';
+} from '@agent/poller-runtime/testing';
 
 export function serviceHarness(
   kind: PollerKind,

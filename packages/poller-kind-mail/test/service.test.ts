@@ -1,5 +1,5 @@
 /** The `mail` kind inside the real poller service: SQLite state, runner dedup, delivery and follow-ups. */
-import type { TestJobSpec } from '@agent/poller-core/testing';
+import type { TestJobSpec } from '@agent/poller-runtime/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mailPollerKind } from '../src/index.js';
 import { startMailFixture, type MailFixture } from './helpers.js';

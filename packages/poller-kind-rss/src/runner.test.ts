@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createSqliteStateStore } from '@agent/poller-core/sqlite';
+import { createSqliteStateStore } from '@agent/poller-runtime/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { entries, harness, job, rss, startServer, type FeedEntry, type TestServer } from '../test/helpers.js';
 import { rssPollerKind } from './index.js';

@@ -1,12 +1,12 @@
 /** Test helpers: a loopback JSON server, a recording logger and the real poller service around a kind. */
 import type { PollerKind, TickContext } from '@agent/poller-core';
-import type { StateStore } from '@agent/poller-core/runtime';
+import type { StateStore } from '@agent/poller-runtime';
 import {
   createMemoryLogger,
   createServiceHarness,
   type MemoryLogger as CoreMemoryLogger,
   type TestJobSpec,
-} from '@agent/poller-core/testing';
+} from '@agent/poller-runtime/testing';
 
 export type Logger = TickContext['logger'];
 

@@ -1,6 +1,7 @@
 /**
- * @agent/poller-core/runtime — daemon-only pieces: registry, validation, reload plan, scheduler,
- * runner service, metrics and the state store interface.
+ * @agent/poller-runtime — the host side of the poller subsystem: registry, validation, reload plan,
+ * scheduler, runner service, metrics and the state store interface. The SQLite store is `./sqlite`, the
+ * runtime test kit `./testing`; kinds are written against `@agent/poller-core`.
  */
 export { monotonicNow, systemClock, sleep, type Clock, type TimerCallback } from './clock.js';
 export {
@@ -39,7 +40,6 @@ export {
 export { createPollerMetrics, LATENCY_BUCKETS_MS, type JobLabels, type PollerMetrics } from './metrics.js';
 export {
   executeTick,
-  pollerHttp,
   SEEN_MIN,
   type DeliveryRequest,
   type Dispatcher,
@@ -75,4 +75,3 @@ export {
   type StateStore,
   type TickStatus,
 } from './store.js';
-export { isLeaseLost, isStateStoreError, hasCode, StateStoreError } from './errors.js';

@@ -3,17 +3,21 @@
  * agent, channel bindings and credentials. Never throws; every invalid job gets located issues.
  */
 import {
-  compileSchema,
   formatIssue,
   type ConfigIssue,
   type ConfigSnapshot,
   type LoadedJob,
   type PollersSnapshot,
 } from '@agent/config-snapshot';
-import { canonicalJson, sourceKeyOf, type PollerKind } from './kind.js';
+import {
+  canonicalJson,
+  compileSchema,
+  sourceKeyOf,
+  validateTemplate,
+  type PollerKind,
+} from '@agent/poller-core';
 import type { KindRegistry } from './registry.js';
 import { parseSchedule, type Schedule, type ScheduleSpec } from './schedule.js';
-import { validateTemplate } from './template.js';
 
 export interface Destination {
   channel: string;

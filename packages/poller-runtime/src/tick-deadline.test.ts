@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { harness, job } from '../test/helpers.js';
-import type { TickContext } from './index.js';
+import type { TickContext } from '@agent/poller-core';
 
 const DAY = 24 * 3_600_000;
 

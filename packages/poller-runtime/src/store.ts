@@ -4,7 +4,7 @@
  * (holder, epoch): the store refuses them with `LeaseLostError` once another grant exists.
  * Async so that a PostgreSQL store can implement the same interface.
  */
-import type { JsonValue } from './kind.js';
+import type { JsonValue } from '@agent/poller-core';
 
 export type BreakerState = 0 | 1 | 2;
 export const BREAKER_CLOSED = 0 as const;

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { definePollerKind, withBaseConfig } from './kind.js';
+import { definePollerKind, withBaseConfig } from '@agent/poller-core';
+import { scriptedKind } from '../test/helpers.js';
 import { createKindRegistry, loadKindPackages } from './registry.js';
 
 let dirs: string[] = [];
@@ -65,5 +66,40 @@ describe('loadKindPackages', () => {
     install(dir, 'broken-kind', 'throw new Error("boom\\nsecond line");\n');
     const r = await loadKindPackages(createKindRegistry(), ['broken-kind'], { fromDir: dir });
     expect(r.failed.map((f) => f.message)).toEqual(['kind package "broken-kind" failed to load: boom']);
+  });
+});
+
+const base = {
+  kind: 'demo',
+  apiVersion: 1 as const,
+  configSchema: withBaseConfig({}),
+  placeholders: ['a'],
+  tick: async () => ({ items: [] }),
+};
+
+describe('kind registry', () => {
+  it('refuses duplicates, non-kinds and foreign API versions with codes', () => {
+    const r = createKindRegistry([scriptedKind('one').kind]);
+    expect(() => r.register(scriptedKind('one').kind, '@acme/one')).toThrow(
+      expect.objectContaining({ code: 'POLLER_DUPLICATE_KIND' }),
+    );
+    expect(() => r.register({ kind: 'x', tick() {} })).toThrow(
+      expect.objectContaining({ code: 'POLLER_NOT_A_KIND' }),
+    );
+    const forged = Object.freeze({
+      ...base,
+      kind: 'forged',
+      apiVersion: 2,
+      [Symbol.for('@agent/poller-kind')]: 2,
+    });
+    expect(() => r.register(forged)).toThrow(expect.objectContaining({ code: 'POLLER_KIND_API_VERSION' }));
+    expect(r.list().map((k) => k.kind)).toEqual(['one']);
+  });
+
+  it('recognises a kind branded by another copy of the package (registered symbol)', () => {
+    const copy = { ...base, kind: 'copy' };
+    Object.defineProperty(copy, Symbol.for('@agent/poller-kind'), { value: 1 });
+    Object.freeze(copy);
+    expect(() => createKindRegistry([copy])).not.toThrow();
   });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { harness, items, job, metricValue } from '../test/helpers.js';
-import { DEFAULT_MAX_ITEMS_CONSIDERED } from './index.js';
+import { DEFAULT_MAX_ITEMS_CONSIDERED } from '@agent/poller-core';
 import { createSqliteStateStore } from './sqlite.js';
 import type { CommitOps, StateStore } from './store.js';
 

@@ -1,7 +1,7 @@
 // Source keys as rows written before keys were hashed hold them: the same source keeps its state.
 import { afterEach, describe, expect, it } from 'vitest';
 import { harness, items, job } from '../test/helpers.js';
-import { hashSourceKey } from './kind.js';
+import { hashSourceKey } from '@agent/poller-core';
 
 let cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {

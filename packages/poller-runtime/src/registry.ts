@@ -2,14 +2,14 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { PollerError } from './errors.js';
 import {
+  PollerError,
   isPollerKind,
   KIND_NAME_PATTERN,
   POLLER_API_VERSION,
   POLLER_KIND_BRAND,
   type PollerKind,
-} from './kind.js';
+} from '@agent/poller-core';
 
 export interface KindPackageFailure {
   package: string;

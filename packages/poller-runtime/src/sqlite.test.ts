@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { harness, job, metricValue } from '../test/helpers.js';
-import { PermanentError, TransientError } from './index.js';
+import { PermanentError, TransientError } from '@agent/poller-core';
 import { createSqliteStateStore, type SqliteStateStore } from './sqlite.js';
 import { createFakeClock } from './testing.js';
 

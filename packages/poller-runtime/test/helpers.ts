@@ -7,8 +7,8 @@ import {
   type PollItem,
   type TickContext,
   type TickResult,
-} from '../src/index.js';
-import { createKindRegistry, createPollerService, type StateStore } from '../src/runtime.js';
+} from '@agent/poller-core';
+import { createKindRegistry, createPollerService, type StateStore } from '../src/index.js';
 import {
   createFakeClock,
   createMemoryStateStore,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scriptedKind, job } from '../test/helpers.js';
-import { hashSourceKey } from './kind.js';
-import { createKindRegistry, validateJobs } from './runtime.js';
+import { hashSourceKey } from '@agent/poller-core';
+import { createKindRegistry, validateJobs } from './index.js';
 import { createTestSnapshot, type TestJobSpec } from './testing.js';
 
 const fake = scriptedKind('fake');

@@ -1,12 +1,12 @@
 /**
- * @agent/poller-core/sqlite — the SQLite `StateStore` (better-sqlite3). WAL, busy timeout, versioned
+ * @agent/poller-runtime/sqlite — the SQLite `StateStore` (better-sqlite3). WAL, busy timeout, versioned
  * migrations, short IMMEDIATE transactions, and fenced writes: every write of a tick first checks that
  * (holder, epoch) still holds the job's lease row. Everything SQLite-specific stays in this file.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { LeaseLostError, PollerError } from './errors.js';
+import { LeaseLostError, PollerError } from '@agent/poller-core';
 import {
   DELIVERY_LOG_LIMIT,
   type BreakerState,

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { harness, items, job, metricValue, scriptedKind } from '../test/helpers.js';
-import { PermanentError, TransientError, type TickContext } from './index.js';
+import { PermanentError, TransientError, type TickContext } from '@agent/poller-core';
 import { createFakeClock, createMemoryStateStore, createTestSnapshot } from './testing.js';
 import type { CommitOps } from './store.js';
 

@@ -1,6 +1,5 @@
 /** In-memory `StateStore` with the same semantics as the SQLite one (tests, `./testing`). */
-import { LeaseLostError } from './errors.js';
-import type { JsonValue } from './kind.js';
+import { LeaseLostError, type JsonValue } from '@agent/poller-core';
 import {
   DELIVERY_LOG_LIMIT,
   emptyJobState,

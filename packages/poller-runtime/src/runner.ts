@@ -2,12 +2,13 @@
  * One tick of one job: call the kind, then own everything after it — baseline, dedup, oldest-first
  * delivery with per-item commits, carry-over, cursor, errors, breaker and failure alerts.
  */
-import type { GuardedHttp, GuardedRequestOptions } from '@agent/guarded-http';
+import type { GuardedHttp } from '@agent/guarded-http';
 import { clampRetryAfter } from '@agent/guarded-http';
 import type { Logger } from '@agent/log';
 import { timeSlicer } from '@agent/timers';
 import { sleep, type Clock } from './clock.js';
 import {
+  pollerHttp,
   classifyError,
   isLeaseLost,
   isStateStoreError,
@@ -15,15 +16,13 @@ import {
   retryAfterOf,
   safeReason,
   TransientError,
-} from './errors.js';
-import {
   maxItemsConsidered,
   type JsonValue,
-  type PollerHttp,
   type PollItem,
   type TickContext,
   type TickResult,
-} from './kind.js';
+  renderTemplate,
+} from '@agent/poller-core';
 import type { JobLabels, PollerMetrics } from './metrics.js';
 import { breakerBackoffMs, jitterBound, leaseTtlMs, transientBackoffMs, withJitter } from './schedule.js';
 import { linkAbort } from './signals.js';
@@ -36,7 +35,6 @@ import {
   type StateStore,
   type TickStatus,
 } from './store.js';
-import { renderTemplate } from './template.js';
 import type { JobDefinition } from './validate.js';
 
 /** Sends one rendered message. The daemon resolves the agent's binding for the channel. */
@@ -204,24 +202,6 @@ function transientOutcome(
     patch.scheduleKey = def.schedule.key;
   }
   return { patch, opened, n };
-}
-
-/** Wraps the guarded client: the tick signal and the job's `allow_private_networks` are applied. */
-export function pollerHttp(
-  base: GuardedHttp,
-  signal: AbortSignal | undefined,
-  allowPrivateNetworks: boolean,
-): PollerHttp {
-  return {
-    request(url, options: GuardedRequestOptions = {}) {
-      const signals = [signal, options.signal].filter((s): s is AbortSignal => s !== undefined);
-      return base.request(url, {
-        ...options,
-        ...(signals.length ? { signal: signals.length === 1 ? signals[0] : AbortSignal.any(signals) } : {}),
-        allowPrivateNetworks: allowPrivateNetworks || options.allowPrivateNetworks === true,
-      });
-    },
-  };
 }
 
 function checkResult(r: unknown): TickResult {

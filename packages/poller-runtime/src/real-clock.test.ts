@@ -8,7 +8,7 @@ import { sleep } from '@agent/timers';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { items, job, scriptedKind } from '../test/helpers.js';
 import { systemClock } from './clock.js';
-import type { TickContext } from './kind.js';
+import type { TickContext } from '@agent/poller-core';
 import { createKindRegistry } from './registry.js';
 import { createPollerService, type PollerService } from './service.js';
 import { createSqliteStateStore } from './sqlite.js';

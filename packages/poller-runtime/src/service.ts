@@ -7,8 +7,18 @@ import { createGuardedHttp, type GuardedHttp } from '@agent/guarded-http';
 import type { Logger } from '@agent/log';
 import type { Registry } from 'prom-client';
 import { monotonicNow, systemClock, type Clock } from './clock.js';
-import { isStateStoreError, LeaseLostError, PollerError, safeReason } from './errors.js';
-import { canonicalJson, sameSource, type AgentTool, type PollerKind, type ResolvedAccount } from './kind.js';
+import {
+  pollerHttp,
+  isStateStoreError,
+  LeaseLostError,
+  PollerError,
+  safeReason,
+  canonicalJson,
+  sameSource,
+  type AgentTool,
+  type PollerKind,
+  type ResolvedAccount,
+} from '@agent/poller-core';
 import { createPollerMetrics, type PollerMetrics } from './metrics.js';
 import { planReload, type ReloadPlan } from './plan.js';
 import type { KindRegistry } from './registry.js';
@@ -16,7 +26,6 @@ import {
   executeTick,
   labelsOf,
   openBreakerWake,
-  pollerHttp,
   storeFailedTick,
   withUnrecorded,
   type Dispatcher,

@@ -5,7 +5,7 @@
  * ends, not a line per tick.
  */
 import type { Logger } from '@agent/log';
-import { isLeaseLost, isStateStoreError, StateStoreError } from './errors.js';
+import { isLeaseLost, isStateStoreError, StateStoreError } from '@agent/poller-core';
 import type { PollerMetrics } from './metrics.js';
 import type { DeliveryRecord, Fence, JobState, LeaseGrant, LeaseInfo, StateStore } from './store.js';
 
