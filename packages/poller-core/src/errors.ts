@@ -2,6 +2,7 @@
  * Error classes with stable `code`s. The runner recognises errors by `code`, never by `instanceof`,
  * so a kind built against another copy of this package is classified the same way.
  */
+import { codeOf, isRefusal } from '@agent/guarded-http';
 
 export const POLLER_ERROR_CODES = {
   POLLER_TRANSIENT:
@@ -74,13 +75,14 @@ export class LeaseLostError extends PollerError {
 
 export type ErrorClass = 'transient' | 'permanent';
 
-function codeOf(err: unknown): unknown {
-  return err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
-}
-
-/** `permanent` only for `code === 'POLLER_PERMANENT'`; everything else is `transient`. */
+/**
+ * The class of a failed tick, decided here only. `permanent` for `code === 'POLLER_PERMANENT'`, and for a
+ * request the guarded HTTP client refused (bad URL or scheme, SSRF guard, invalid request, a body redirected
+ * to another origin: `isRefusal`), so a kind that lets `ctx.http` throw gets a refused URL paused rather than
+ * retried into an open breaker. Everything else is `transient`. By `code` only, never message or class.
+ */
 export function classifyError(err: unknown): ErrorClass {
-  return codeOf(err) === 'POLLER_PERMANENT' ? 'permanent' : 'transient';
+  return codeOf(err) === 'POLLER_PERMANENT' || isRefusal(err) ? 'permanent' : 'transient';
 }
 
 export function isLeaseLost(err: unknown): boolean {
