@@ -41,6 +41,7 @@ export {
   TransientError,
   type ErrorClass,
   type PollerErrorCode,
+  type PollerErrorInfo,
   type PollerErrorOptions,
 } from './errors.js';
 export {
