@@ -35,6 +35,7 @@ import { createConfigMetrics } from './config-metrics.js';
 import { accountSchemas } from './kinds.js';
 import { startPollers, type PollerSubsystem } from './pollers.js';
 import { createReloadPipeline, fileErrors, type ReloadPipeline } from './reload.js';
+import type { DaemonErrorCode } from './errors.js';
 import { noValidAgentMessage, readAdminToken } from './start-checks.js';
 import type { ApplyReport, Subsystem } from './subsystem.js';
 import { DAEMON_VERSION } from './version.js';
@@ -62,7 +63,7 @@ export interface Daemon {
 }
 
 export class DaemonStartError extends Error {
-  readonly code = 'DAEMON_CONFIG_INVALID';
+  readonly code: DaemonErrorCode = 'DAEMON_CONFIG_INVALID';
 }
 
 export function loadOptionsFor(opts: Pick<DaemonOptions, 'cwd' | 'env'>): Omit<LoadOptions, 'previous'> {

@@ -60,7 +60,7 @@ export function renderAdminApiDocs(): string {
     '| --- | --- | --- | --- |',
   );
   for (const [code, e] of Object.entries(ADMIN_ERROR_CODES))
-    p(`| ${e.status === 0 ? 'at start' : e.status} | \`${code}\` | ${cell(e.meaning)} | ${cell(e.fix)} |`);
+    p(`| ${e.status === 0 ? 'at start' : e.status} | \`${code}\` | ${cell(e.meaning)} | ${cell(e.action)} |`);
   p(
     '',
     '## Request rules',

@@ -16,8 +16,11 @@ export {
   ADMIN_ERROR_CODES,
   AdminError,
   isAdminError,
+  METRICS_ERROR_CODES,
   type AdminErrorBody,
   type AdminErrorCode,
+  type AdminErrorInfo,
+  type MetricsErrorCode,
 } from './errors.js';
 export { ADMIN_ROUTES, routesForPath, type AdminRoute, type AdminRouteName } from './routes.js';
 export { isLoopbackHost, MAX_BODY_BYTES } from './security.js';

@@ -4,7 +4,7 @@
  */
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
-import { isAdminError } from './errors.js';
+import { isAdminError, METRICS_ERROR_CODES, type MetricsErrorCode } from './errors.js';
 import { checkHost, localEndOf } from './security.js';
 
 export interface MetricsAppOptions {
@@ -27,15 +27,16 @@ export function createMetricsApp(registry: Registry, options: MetricsAppOptions 
       checkHost(c.req.raw.headers, localEndOf(c.env), hosts);
     } catch (err) {
       if (!isAdminError(err)) throw err;
+      const code: MetricsErrorCode = 'HOST_NOT_ALLOWED';
       return c.json(
         {
           error: {
-            code: 'HOST_NOT_ALLOWED',
+            code,
             message:
               "refused: the Host header names neither a loopback address nor this listener's address; scrape it by its IP address",
           },
         },
-        403,
+        METRICS_ERROR_CODES[code].status,
       );
     }
     await next();
@@ -46,11 +47,12 @@ export function createMetricsApp(registry: Registry, options: MetricsAppOptions 
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', (c) => (ready() ? c.json({ status: 'ready' }) : c.json({ status: 'not ready' }, 503)));
-  app.all('*', (c) =>
-    c.json(
-      { error: { code: 'NOT_FOUND', message: 'only GET /metrics, /healthz and /readyz are served here' } },
-      404,
-    ),
-  );
+  app.all('*', (c) => {
+    const code: MetricsErrorCode = 'NOT_FOUND';
+    return c.json(
+      { error: { code, message: 'only GET /metrics, /healthz and /readyz are served here' } },
+      METRICS_ERROR_CODES[code].status,
+    );
+  });
   return app;
 }

@@ -14,9 +14,12 @@ export {
 } from './runtime.js';
 export {
   AGENT_RUNTIME_ERROR_CODES,
+  AGENT_RUNTIME_RESULT_CODES,
   AgentRuntimeError,
   isAgentRuntimeError,
+  type AgentRuntimeCodeInfo,
   type AgentRuntimeErrorCode,
+  type AgentRuntimeResultCode,
 } from './errors.js';
 export {
   isToolAllowed,

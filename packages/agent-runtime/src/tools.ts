@@ -2,7 +2,7 @@
 import { compileSchema, type ConfigSnapshot } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
 import type { ToolCall, ToolSchema } from '@agent/model-providers';
-import { errorCode, errorMessage } from './errors.js';
+import { errorCode, errorMessage, type AgentRuntimeResultCode } from './errors.js';
 
 /** What a tool handler gets besides its arguments. */
 export interface ToolContext {
@@ -94,7 +94,7 @@ export type ToolCallStatus = 'ok' | 'not_allowed' | 'bad_arguments' | 'rejected'
  */
 export class ToolCallError extends Error {
   readonly code: string;
-  constructor(message: string, code = 'RUNTIME_TOOL_REFUSED') {
+  constructor(message: string, code: string = 'RUNTIME_TOOL_REFUSED' satisfies AgentRuntimeResultCode) {
     super(message);
     this.name = 'ToolCallError';
     this.code = code;

@@ -13,6 +13,7 @@ export {
   isBrokerError,
   isBrokerErrorCode,
   type BrokerErrorCode,
+  type BrokerErrorInfo,
 } from './errors.js';
 export { defaultSocketPath, resolveBrokerConfig, DEFAULT_SOCKET_FILE } from './config.js';
 export type { BrokerConfig, BrokerConfigFile } from './config.js';

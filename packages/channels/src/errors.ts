@@ -1,11 +1,40 @@
+/** What one code means and what to do about it. */
+export interface ChannelErrorInfo {
+  readonly meaning: string;
+  readonly action: string;
+}
+
 /** Stable error codes of this package; match on `code`, never on message text. */
-export type ChannelErrorCode =
-  | 'CHANNEL_SEND_FAILED'
-  | 'CHANNEL_CONFIG_INVALID'
-  | 'CHANNEL_MESSAGE_INVALID'
-  | 'CHANNEL_LISTEN_FAILED'
-  | 'CHANNEL_STATE_CORRUPT'
-  | 'CHANNEL_STATE_WRITE_FAILED';
+export const CHANNEL_ERROR_CODES = {
+  CHANNEL_SEND_FAILED: {
+    meaning:
+      'The vendor refused a send or could not be reached. `status` is the HTTP status (absent for network errors); `retryable` is true for 408, 429, 5xx and network failures; `sentIds` lists parts of a split text already delivered.',
+    action: 'Retry later when `retryable`; otherwise fix the recipient or credentials named in the message.',
+  },
+  CHANNEL_CONFIG_INVALID: {
+    meaning:
+      'An instance block is missing a field, has an unknown field or a malformed value (the message names the field, never the value).',
+    action: 'Fix `config/plugins/<plugin>.yaml`.',
+  },
+  CHANNEL_MESSAGE_INVALID: {
+    meaning: '`send` got an empty `to` or a blank `text`.',
+    action: 'Send a recipient and a non-blank text.',
+  },
+  CHANNEL_LISTEN_FAILED: {
+    meaning: 'The `chat_a` webhook listener could not bind `listen`.',
+    action: 'Choose a free address or stop what holds it.',
+  },
+  CHANNEL_STATE_CORRUPT: {
+    meaning: 'The state file is not a JSON object of strings, or a stored `chat_b` offset is not an integer.',
+    action: 'Repair or delete the file / key (deleting lets the vendor re-deliver updates it still holds).',
+  },
+  CHANNEL_STATE_WRITE_FAILED: {
+    meaning: 'The state file could not be written.',
+    action: 'Make its directory writable; the previous value stays in effect.',
+  },
+} as const satisfies Record<string, ChannelErrorInfo>;
+
+export type ChannelErrorCode = keyof typeof CHANNEL_ERROR_CODES;
 
 export class ChannelError extends Error {
   readonly code: ChannelErrorCode;

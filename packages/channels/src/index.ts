@@ -17,7 +17,14 @@ export type {
   OutboundMessage,
   SendResult,
 } from './contract.js';
-export { ChannelError, ChannelSendError, isRetryableStatus, type ChannelErrorCode } from './errors.js';
+export {
+  CHANNEL_ERROR_CODES,
+  ChannelError,
+  ChannelSendError,
+  isRetryableStatus,
+  type ChannelErrorCode,
+  type ChannelErrorInfo,
+} from './errors.js';
 export { createFileKeyValueStore, createMemoryKeyValueStore } from './kv-store.js';
 export { MAX_MESSAGE_LENGTH, splitText } from './split-text.js';
 export {

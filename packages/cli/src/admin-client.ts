@@ -14,14 +14,45 @@ export const REQUEST_TIMEOUT_MS = 10_000;
 /** A manual tick answers when it is over; the daemon bounds a tick well below this. */
 export const RUN_TIMEOUT_MS = 180_000;
 
-export type CliErrorCode =
-  | 'CLI_DAEMON_DOWN'
-  | 'CLI_TIMEOUT'
-  | 'CLI_ADMIN_ERROR'
-  | 'CLI_BAD_ANSWER'
-  | 'CLI_CONFIG'
-  | 'CLI_TOKEN_FILE'
-  | 'CLI_BAD_URL';
+/** What one code means and what the operator does about it. */
+export interface CliErrorInfo {
+  readonly meaning: string;
+  readonly action: string;
+}
+
+export const CLI_ERROR_CODES = {
+  CLI_DAEMON_DOWN: {
+    meaning:
+      'Nothing answers at the admin URL: `agent pollers: the daemon is not running (no admin server at <url>)`.',
+    action: 'Start the daemon, or point `--admin-url` / `AGENT_ADMIN_URL` at it.',
+  },
+  CLI_TIMEOUT: {
+    meaning: 'Connected, but no answer within 10 s (180 s for `run` and `reload`).',
+    action: 'Look at the daemon log.',
+  },
+  CLI_ADMIN_ERROR: {
+    meaning: 'The admin API answered with an error; its message is printed.',
+    action: 'Follow the printed message (e.g. for an unknown job: `agent pollers list`).',
+  },
+  CLI_BAD_ANSWER: {
+    meaning: 'The answer is not JSON: something else listens there.',
+    action: 'Check the URL.',
+  },
+  CLI_CONFIG: {
+    meaning: '`runtime.yaml` cannot be read, or `admin.listen` is not `host:port`.',
+    action: 'Fix the file or pass `--admin-url`.',
+  },
+  CLI_TOKEN_FILE: {
+    meaning: '`admin.token_file` is missing, empty, or readable by group or others.',
+    action: '`chmod 600 <file>`, and check that it holds the token.',
+  },
+  CLI_BAD_URL: {
+    meaning: '`--admin-url` / `AGENT_ADMIN_URL` is not an http URL.',
+    action: 'Use `http://127.0.0.1:9091`.',
+  },
+} as const satisfies Record<string, CliErrorInfo>;
+
+export type CliErrorCode = keyof typeof CLI_ERROR_CODES;
 
 export class CliError extends Error {
   readonly code: CliErrorCode;

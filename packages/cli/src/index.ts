@@ -32,6 +32,7 @@ export {
 export {
   adminRequest,
   ADMIN_URL_ENV,
+  CLI_ERROR_CODES,
   CliError,
   closeAdminClient,
   CONNECT_TIMEOUT_MS,
@@ -43,6 +44,7 @@ export {
   RUN_TIMEOUT_MS,
   type AdminTarget,
   type CliErrorCode,
+  type CliErrorInfo,
 } from './admin-client.js';
 export { daemonBrokerConfig, fetchDaemonInfo, INFO_TIMEOUT_MS, type DaemonInfoJson } from './daemon-info.js';
 export {

@@ -1,8 +1,10 @@
 export * from './schemas.js';
 export {
+  CONFIG_ERROR_CODES,
   CONFIG_ISSUE_CODES,
   formatIssue,
   formatPath,
+  type ConfigCodeInfo,
   type ConfigIssue,
   type ConfigIssueCode,
   type IssueScope,

@@ -24,35 +24,131 @@ export interface ConfigIssue {
   plugin?: string;
 }
 
+/** What one code means and what the operator does about it. */
+export interface ConfigCodeInfo {
+  readonly meaning: string;
+  readonly action: string;
+}
+
 export const CONFIG_ISSUE_CODES = {
-  CONFIG_DIR_MISSING: 'The config directory does not exist or is not a directory.',
-  CONFIG_FILE_UNREADABLE: 'A config file exists but could not be read, or is not a regular file.',
-  CONFIG_FILE_TOO_LARGE: 'A config file is larger than 4 MiB.',
-  CONFIG_FILE_CHANGING: 'A config file was being written while a reload read it; it was not used.',
-  CONFIG_YAML_SYNTAX: 'A file is not valid YAML.',
-  CONFIG_YAML_TOO_DEEP: 'Mappings and sequences of a file nest deeper than 64 levels.',
-  CONFIG_UNKNOWN_KEY: 'A key that the schema does not know.',
-  CONFIG_MISSING_KEY: 'A required key is missing.',
-  CONFIG_INVALID_VALUE: 'A value has the wrong type or is out of range.',
-  CONFIG_SECRET_PERMISSIONS: 'A `${file:}` secret is readable by group or others.',
-  CONFIG_SECRET_OWNER: "A `${file:}` secret is owned by another user than the daemon's.",
-  CONFIG_SECRET_MISSING: 'A `${file:}` secret does not exist or cannot be read.',
-  CONFIG_SECRET_NOT_FILE: 'A `${file:}` secret is not a regular file (a FIFO, a directory, a device).',
-  CONFIG_SECRET_EMPTY: 'A `${file:}` secret is empty.',
-  CONFIG_ENV_UNSET: 'A `${VAR}` reference names an unset environment variable.',
-  CONFIG_BAD_REFERENCE: 'A `${...}` reference has an unknown form.',
-  CONFIG_BAD_AGENT_ID: 'An agent file name is not a valid agent id.',
-  CONFIG_DUPLICATE_AGENT: 'Two files define the same agent id.',
-  CONFIG_DUPLICATE_JOB: 'Two jobs share one id.',
-  CONFIG_UNKNOWN_PROVIDER: 'An agent names a provider that llm.yaml does not define (or that is invalid).',
-  CONFIG_UNKNOWN_PLUGIN: 'A binding names a channel plugin the daemon does not have.',
-  CONFIG_UNKNOWN_INSTANCE:
-    'A binding names a plugin instance that its plugin file does not define (or that is invalid).',
-  CONFIG_UNKNOWN_ACCOUNT:
-    'An agent credential names an account that its plugin file does not define (or that is invalid).',
-  CONFIG_PLUGIN_NO_SCHEMA: 'A plugin file for which no schema is registered; its blocks are not validated.',
-  CONFIG_NO_AGENTS: 'No agent files were found.',
-} as const;
+  CONFIG_DIR_MISSING: {
+    meaning: 'The config directory does not exist or is not a directory (fatal).',
+    action: 'Pass `--config-dir` with the directory that holds `llm.yaml` and `agents.d/`.',
+  },
+  CONFIG_FILE_UNREADABLE: {
+    meaning: 'A file exists but cannot be read, or is not a regular file (a FIFO, a directory).',
+    action: 'Check permissions; replace it with a regular file.',
+  },
+  CONFIG_FILE_TOO_LARGE: {
+    meaning: 'A file is larger than 4 MiB; refused before it is read.',
+    action: 'Split it (one agent per file) or trim it.',
+  },
+  CONFIG_FILE_CHANGING: {
+    meaning:
+      'A file was being written while a reload read it (it changed during three reads, or an explicit reload found it changing for 2 s); it was not used, the running definition stays.',
+    action:
+      'Run `agent reload` again once the save is done; the watcher reloads by itself after the last save.',
+  },
+  CONFIG_YAML_SYNTAX: {
+    meaning: 'A file is not valid YAML (duplicate keys and alias bombs included).',
+    action: 'Fix the YAML at the line and column shown.',
+  },
+  CONFIG_YAML_TOO_DEEP: {
+    meaning:
+      'Mappings and sequences nest deeper than 64 levels (line and column of the first level too deep).',
+    action: 'Flatten the structure.',
+  },
+  CONFIG_UNKNOWN_KEY: {
+    meaning: 'A key the schema does not know; the hint lists the allowed keys.',
+    action: 'Remove it or fix its spelling.',
+  },
+  CONFIG_MISSING_KEY: {
+    meaning: 'A required key is missing (also `url` for `kind: nats`).',
+    action: 'Add the key.',
+  },
+  CONFIG_INVALID_VALUE: {
+    meaning: 'A value has the wrong type, is out of range or not allowed (schedules included).',
+    action: 'Use a value of the type and range shown.',
+  },
+  CONFIG_SECRET_PERMISSIONS: {
+    meaning: 'A `${file:}` secret is readable by group or others (checked on the link target).',
+    action: '`chmod 600 <path>` as the hint says.',
+  },
+  CONFIG_SECRET_OWNER: {
+    meaning: "A `${file:}` secret is owned by another user than the daemon's (checked on the link target).",
+    action: '`chown <daemon user> <path>` as the hint says.',
+  },
+  CONFIG_SECRET_MISSING: {
+    meaning: 'A `${file:}` secret does not exist or cannot be read.',
+    action: "Create it with mode 600, or fix the path (relative to the daemon's working directory).",
+  },
+  CONFIG_SECRET_NOT_FILE: {
+    meaning:
+      'A `${file:}` secret is not a regular file (a FIFO, a directory, a socket, a device); the message names the type. Refused before it is opened.',
+    action: 'Point `${file:}` at a regular file with mode 600.',
+  },
+  CONFIG_SECRET_EMPTY: {
+    meaning: 'A `${file:}` secret is empty.',
+    action: 'Write the secret into the file.',
+  },
+  CONFIG_ENV_UNSET: {
+    meaning: 'A `${VAR}` names an unset environment variable; only the part that uses it is rejected.',
+    action: 'Export the variable before starting the daemon.',
+  },
+  CONFIG_BAD_REFERENCE: {
+    meaning: 'A `${...}` of an unknown form.',
+    action: 'Use `${file:<path>}` or `${ENV_VAR}`; `$${` for a literal `${`.',
+  },
+  CONFIG_BAD_AGENT_ID: {
+    meaning: 'An agent file name is not a valid id.',
+    action: 'Rename the file to letters, digits, `_` and `-`.',
+  },
+  CONFIG_DUPLICATE_AGENT: {
+    meaning: 'Two files define the same agent (`a.yaml` and `a.yml`).',
+    action: 'Keep one.',
+  },
+  CONFIG_DUPLICATE_JOB: {
+    meaning: 'Several jobs share an id; all of them are rejected.',
+    action: 'Give each job its own id.',
+  },
+  CONFIG_UNKNOWN_PROVIDER: {
+    meaning: 'An agent names a provider that `llm.yaml` lacks or that is invalid.',
+    action: 'Define it, or fix the errors reported for `llm.yaml`.',
+  },
+  CONFIG_UNKNOWN_PLUGIN: {
+    meaning: 'A binding or allowlist names a channel plugin the daemon does not have.',
+    action: 'Use one of the channels listed.',
+  },
+  CONFIG_UNKNOWN_INSTANCE: {
+    meaning: 'A binding names a plugin instance that is missing or invalid.',
+    action: 'Define it under `instances` in `plugins/<plugin>.yaml`.',
+  },
+  CONFIG_UNKNOWN_ACCOUNT: {
+    meaning: 'An agent credential names an account that is missing or invalid.',
+    action: 'Define it under `accounts` in `plugins/<kind>.yaml`.',
+  },
+  CONFIG_LEGACY_AGENT: {
+    meaning: 'A legacy mail-poller job (in `plugins/mail.yaml`) whose agent cannot be inferred.',
+    action: 'Add `agent: <id>` to the legacy entry, or move the job to `pollers.yaml`.',
+  },
+  CONFIG_PLUGIN_NO_SCHEMA: {
+    meaning: 'A warning: a plugin file nobody knows; its blocks are not validated.',
+    action: 'Check the file name against the channels and kinds the daemon has.',
+  },
+  CONFIG_NO_AGENTS: {
+    meaning: 'A warning: no agent files were found.',
+    action: 'Add `agents.d/<agent_id>.yaml`.',
+  },
+} as const satisfies Record<string, ConfigCodeInfo>;
+
+/** Codes of errors this package throws (issues are returned, never thrown). */
+export const CONFIG_ERROR_CODES = {
+  CONFIG_SNAPSHOT_VERSION: {
+    meaning:
+      '`SnapshotStore.swap` got a snapshot that is not newer than the current one (a bug in the caller).',
+    action: 'Report it with the log line; the running configuration stays in effect.',
+  },
+} as const satisfies Record<string, ConfigCodeInfo>;
 
 export type ConfigIssueCode = keyof typeof CONFIG_ISSUE_CODES;
 

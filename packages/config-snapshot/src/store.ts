@@ -1,4 +1,5 @@
 /** Holds the current snapshot; `swap` replaces it atomically (one pointer) and tells subscribers. */
+import type { CONFIG_ERROR_CODES } from './issues.js';
 import type { ConfigSnapshot } from './snapshot.js';
 
 export interface SnapshotStore {
@@ -10,7 +11,7 @@ export interface SnapshotStore {
 }
 
 export class SnapshotVersionError extends Error {
-  readonly code = 'CONFIG_SNAPSHOT_VERSION';
+  readonly code: keyof typeof CONFIG_ERROR_CODES = 'CONFIG_SNAPSHOT_VERSION';
   constructor(current: number, next: number) {
     super(`snapshot v${next} is not newer than the current v${current}`);
     this.name = 'SnapshotVersionError';

@@ -34,11 +34,15 @@ export {
   type JsonLimits,
 } from './json.js';
 export {
+  codeOf,
+  GUARDED_HTTP_ERROR_CODES,
   GuardedHttpError,
   isGuardedHttpError,
+  isRefusal,
   safeUrl,
   type GuardedHttpErrorCode,
   type GuardedHttpErrorDetails,
+  type GuardedHttpErrorInfo,
   type TimeoutPhase,
 } from './errors.js';
 export { clampRetryAfter, parseRetryAfter, RETRY_AFTER_MAX_MS, RETRY_AFTER_MIN_MS } from './retry-after.js';

@@ -30,6 +30,7 @@ export {
   ModelError,
   redactSecret,
   type ModelErrorCode,
+  type ModelErrorInfo,
   type ModelErrorDetails,
 } from './errors.js';
 export { ANTHROPIC_VERSION, DEFAULT_ANTHROPIC_MAX_TOKENS } from './anthropic.js';

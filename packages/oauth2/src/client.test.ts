@@ -206,6 +206,25 @@ describe('token endpoint errors', () => {
     });
   });
 
+  it('a token POST redirected to another origin is refused like a bad token URL', async () => {
+    const client = createRefreshTokenClient({
+      account: {
+        clientId: 'c',
+        clientSecret: 's3cret',
+        refreshToken: 'r3fresh',
+        tokenUrl: 'https://a.example/t',
+      },
+      http: {
+        request: () =>
+          Promise.reject(Object.assign(new Error('redirect refused'), { code: 'HTTP_REDIRECT_REFUSED' })),
+      },
+    });
+    expect(await failure(client.accessToken())).toMatchObject({
+      code: 'OAUTH2_TOKEN_URL_REFUSED',
+      errorClass: 'permanent',
+    });
+  });
+
   it('after close, calls fail with OAUTH2_CLOSED (Transient)', async () => {
     const { client } = await setup();
     client.close();

@@ -2,6 +2,7 @@
  * OAuth2 refresh-token client: a cached access token, refreshed single-flight about a minute before it
  * expires, and an authorized `request` that refreshes once on a 401 and retries once.
  */
+import { codeOf, isRefusal } from '@agent/guarded-http';
 import { silentLogger, type Logger } from '@agent/log';
 import { parseProviderAccount, type ProviderAccount } from './account.js';
 import { OAuth2Error, isOAuth2Error, type OAuth2ErrorCode } from './errors.js';
@@ -67,17 +68,9 @@ const TOKEN_ERRORS: Record<string, OAuth2ErrorCode> = {
   unauthorized_client: 'OAUTH2_UNAUTHORIZED_CLIENT',
 };
 
-/** guarded-http codes that mean the URL itself can never work. */
-const URL_REFUSED = new Set(['HTTP_BAD_URL', 'HTTP_BAD_SCHEME', 'HTTP_SSRF_BLOCKED', 'HTTP_INVALID_REQUEST']);
-
 interface CachedToken {
   value: string;
   expiresAt: number;
-}
-
-function codeOf(err: unknown): string | undefined {
-  const c = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
-  return typeof c === 'string' ? c : undefined;
 }
 
 /** Waits for `p`, or rejects as soon as `signal` aborts (the shared work goes on for other callers). */
@@ -153,7 +146,8 @@ export function createRefreshTokenClient(options: RefreshTokenClientOptions): Re
       if (closed)
         throw new OAuth2Error('OAUTH2_CLOSED', 'the OAuth2 client was closed during a token refresh');
       const code = codeOf(err);
-      if (code && URL_REFUSED.has(code))
+      // The token URL itself can never work (bad URL, SSRF guard, a body redirected to another origin).
+      if (isRefusal(err))
         throw new OAuth2Error(
           'OAUTH2_TOKEN_URL_REFUSED',
           `the token URL was refused (${code}); fix token_url, or set allow_private_networks for a private host`,

@@ -3,42 +3,72 @@
  * (e.g. poller-core's `TransientError` / `PermanentError`); nothing here ever carries a token or a secret.
  */
 
-export const OAUTH2_ERROR_CODES = {
-  OAUTH2_INVALID_GRANT:
-    'The token endpoint refused the refresh token (`invalid_grant`): it expired, was revoked, or the password changed. Authorize again and replace `refresh_token`.',
-  OAUTH2_INVALID_CLIENT:
-    'The token endpoint does not know the client (`invalid_client`). Check `client_id` and `client_secret`.',
-  OAUTH2_UNAUTHORIZED_CLIENT:
-    'The client may not use refresh tokens (`unauthorized_client`). Check the OAuth client type and its consent screen.',
-  OAUTH2_TOKEN_REJECTED:
-    'The token endpoint refused the request with another 4xx error (e.g. `invalid_request`, `invalid_scope`). Check the account settings.',
-  OAUTH2_TOKEN_ENDPOINT_UNAVAILABLE:
-    'The token endpoint could not be reached or answered 5xx/429 or timed out. Retried later.',
-  OAUTH2_BAD_TOKEN_RESPONSE:
-    'The token endpoint answered 2xx without a usable `access_token`. Retried later; check `token_url` if it persists.',
-  OAUTH2_TOKEN_URL_REFUSED:
-    'The token URL is invalid or refused by the HTTP guard (private address without `allow_private_networks`). Fix `token_url`.',
-  OAUTH2_UNAUTHORIZED:
-    'The API answered 401 again with a freshly refreshed token. Check the scopes granted to the refresh token.',
-  OAUTH2_BAD_ACCOUNT: 'The account block is missing a field or has a wrong type. Fix the plugin file.',
-  OAUTH2_CLOSED: 'The client was closed (credentials reloaded or shutdown). Retried with a new client.',
-} as const;
-
-export type OAuth2ErrorCode = keyof typeof OAUTH2_ERROR_CODES;
 export type OAuth2ErrorClass = 'transient' | 'permanent';
 
-const CLASS_OF: Record<OAuth2ErrorCode, OAuth2ErrorClass> = {
-  OAUTH2_INVALID_GRANT: 'permanent',
-  OAUTH2_INVALID_CLIENT: 'permanent',
-  OAUTH2_UNAUTHORIZED_CLIENT: 'permanent',
-  OAUTH2_TOKEN_REJECTED: 'permanent',
-  OAUTH2_TOKEN_ENDPOINT_UNAVAILABLE: 'transient',
-  OAUTH2_BAD_TOKEN_RESPONSE: 'transient',
-  OAUTH2_TOKEN_URL_REFUSED: 'permanent',
-  OAUTH2_UNAUTHORIZED: 'permanent',
-  OAUTH2_BAD_ACCOUNT: 'permanent',
-  OAUTH2_CLOSED: 'transient',
-};
+/** Whether retrying can help, what the code means, and what the operator does about it. */
+export interface OAuth2ErrorInfo {
+  readonly errorClass: OAuth2ErrorClass;
+  readonly meaning: string;
+  readonly action: string;
+}
+
+export const OAUTH2_ERROR_CODES = {
+  OAUTH2_INVALID_GRANT: {
+    errorClass: 'permanent',
+    meaning:
+      'The token endpoint refused the refresh token (`invalid_grant`): it expired or was revoked, the password changed, or a "Testing" app\'s 7-day expiry passed.',
+    action: 'Authorize the account again and replace `refresh_token`.',
+  },
+  OAUTH2_INVALID_CLIENT: {
+    errorClass: 'permanent',
+    meaning: 'The token endpoint does not know the client, or the secret is wrong (`invalid_client`).',
+    action: 'Check `client_id` and `client_secret`.',
+  },
+  OAUTH2_UNAUTHORIZED_CLIENT: {
+    errorClass: 'permanent',
+    meaning: 'The client may not use refresh tokens (`unauthorized_client`).',
+    action: 'Check the OAuth client type and its consent screen.',
+  },
+  OAUTH2_TOKEN_REJECTED: {
+    errorClass: 'permanent',
+    meaning:
+      'The token endpoint refused the request with another 4xx error (`invalid_request`, `invalid_scope`, …).',
+    action: 'Check the account settings.',
+  },
+  OAUTH2_TOKEN_ENDPOINT_UNAVAILABLE: {
+    errorClass: 'transient',
+    meaning: 'The token endpoint could not be reached, timed out, or answered 5xx, 429 or 408.',
+    action: 'Nothing: retried with backoff.',
+  },
+  OAUTH2_BAD_TOKEN_RESPONSE: {
+    errorClass: 'transient',
+    meaning: 'The token endpoint answered 2xx without a usable `access_token`.',
+    action: 'Nothing at first (retried); check `token_url` if it persists.',
+  },
+  OAUTH2_TOKEN_URL_REFUSED: {
+    errorClass: 'permanent',
+    meaning:
+      'The token URL is invalid, or the HTTP guard refused it (a private address without `allow_private_networks`, a body redirected to another origin).',
+    action: 'Fix `token_url`, or set `allow_private_networks` for a private host.',
+  },
+  OAUTH2_UNAUTHORIZED: {
+    errorClass: 'permanent',
+    meaning: 'The API answered 401 again to a freshly refreshed token.',
+    action: 'Check the scopes granted to the refresh token.',
+  },
+  OAUTH2_BAD_ACCOUNT: {
+    errorClass: 'permanent',
+    meaning: 'The account block misses a field or has one of the wrong type.',
+    action: 'Fix the account in `plugins/<kind>.yaml`.',
+  },
+  OAUTH2_CLOSED: {
+    errorClass: 'transient',
+    meaning: 'The client was closed (credentials reloaded, or shutdown).',
+    action: 'Nothing: the next tick builds a new client.',
+  },
+} as const satisfies Record<string, OAuth2ErrorInfo>;
+
+export type OAuth2ErrorCode = keyof typeof OAUTH2_ERROR_CODES;
 
 export interface OAuth2ErrorOptions {
   cause?: unknown;
@@ -60,7 +90,7 @@ export class OAuth2Error extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'OAuth2Error';
     this.code = code;
-    this.errorClass = CLASS_OF[code];
+    this.errorClass = OAUTH2_ERROR_CODES[code].errorClass;
     this.status = options.status;
     this.oauthError = options.oauthError;
     this.retryAfterMs = options.retryAfterMs;

@@ -29,5 +29,6 @@ export {
   OAuth2Error,
   type OAuth2ErrorClass,
   type OAuth2ErrorCode,
+  type OAuth2ErrorInfo,
   type OAuth2ErrorOptions,
 } from './errors.js';

@@ -2,34 +2,106 @@
  * Error classes with stable `code`s. The runner recognises errors by `code`, never by `instanceof`,
  * so a kind built against another copy of this package is classified the same way.
  */
+import { codeOf, isRefusal } from '@agent/guarded-http';
+
+/** What one error code means and what the operator (or the kind's author) does about it. */
+export interface PollerErrorInfo {
+  readonly meaning: string;
+  readonly action: string;
+}
 
 export const POLLER_ERROR_CODES = {
-  POLLER_TRANSIENT:
-    'A tick failed in a way that may pass (network, 5xx, 429, timeout). Retried with backoff; counts toward the breaker.',
-  POLLER_PERMANENT:
-    'A tick failed in a way that will not pass by retrying (401 after refresh, revoked grant, 404, 410). The job is paused and an alert sent.',
-  POLLER_LEASE_LOST:
-    'This process no longer holds the job lease (another holder took over, or the job was replaced or removed); its state writes are refused.',
-  POLLER_UNKNOWN_JOB: 'No job with this id is loaded.',
-  POLLER_INVALID_KIND: 'A kind definition is malformed (name, apiVersion, schema, tick).',
-  POLLER_NOT_A_KIND: 'A value given to the registry was not made by definePollerKind.',
-  POLLER_DUPLICATE_KIND: 'Two kinds share one name.',
-  POLLER_KIND_API_VERSION: 'A kind was built for another plugin API version.',
-  POLLER_KIND_PACKAGE: 'A kind package could not be loaded, or exports no kind.',
-  POLLER_UNKNOWN_KIND: 'A job names a kind that is not registered.',
-  POLLER_INVALID_CONFIG: 'A job config does not match its kind schema, or fails the kind checks.',
-  POLLER_BAD_TEMPLATE: 'A message_template has a syntax error or an unknown placeholder.',
-  POLLER_BAD_SCHEDULE:
-    'A schedule is invalid: not 6 cron fields, unknown tz, a cron that never fires, or a bad `at` instant.',
-  POLLER_UNKNOWN_AGENT: 'A job names an agent that does not exist.',
-  POLLER_NO_BINDING: 'The job agent has no inbound binding for a channel the job delivers to.',
-  POLLER_NO_CREDENTIALS: 'The job agent has no account for the credentials the kind needs.',
-  POLLER_CONFIRM_REQUIRED: 'A destructive operation (reset) was called without confirmation.',
-  POLLER_STOPPED: 'The poller service is stopped.',
-  POLLER_STATE_DB: 'The state database could not be opened, put in WAL mode or migrated.',
-  POLLER_STATE_STORE:
-    'A state store call failed (disk full, I/O error, busy past its timeout, read-only). The tick counts as Transient and is retried with backoff.',
-} as const;
+  POLLER_TRANSIENT: {
+    meaning:
+      'A tick failed in a way that may pass (network, 5xx, 429, timeout, a body that does not parse). Retried with backoff; counts toward the breaker.',
+    action: 'Nothing at first. If the breaker opens, read `last_error` in `agent pollers show <id>`.',
+  },
+  POLLER_PERMANENT: {
+    meaning:
+      'A tick failed in a way retrying will not fix (401 after a token refresh, a revoked grant, 404, 410, a URL the HTTP guard refuses). The job is paused and an alert sent.',
+    action:
+      'Fix the cause named in the alert (credentials, URL), then `agent pollers resume <id>`; for a calendar 410, `reset` first.',
+  },
+  POLLER_LEASE_LOST: {
+    meaning:
+      'This process no longer holds the job lease (another holder took over, or the job was replaced or removed); its state writes are refused.',
+    action: 'Nothing: the other holder continues. If it happens often, raise `lease_ttl_factor`.',
+  },
+  POLLER_UNKNOWN_JOB: {
+    meaning: 'No job with this id is loaded (or, for an agent tool, the job belongs to another agent).',
+    action: 'List the jobs with `agent pollers list`.',
+  },
+  POLLER_INVALID_KIND: {
+    meaning: 'A kind definition is malformed (name, apiVersion, schema, tick, tool names).',
+    action:
+      "Kind author: fix the definition the message names; operator: upgrade or remove the kind's package.",
+  },
+  POLLER_NOT_A_KIND: {
+    meaning:
+      'A value given to the registry, or exported by a kind package, was not made by `definePollerKind`.',
+    action: 'Kind author: export a kind built with `definePollerKind`.',
+  },
+  POLLER_DUPLICATE_KIND: {
+    meaning: 'Two kinds share one name.',
+    action: 'Remove one of the packages from `kind_packages` in `pollers.yaml`.',
+  },
+  POLLER_KIND_API_VERSION: {
+    meaning: 'A kind was built for another plugin API version.',
+    action: 'Upgrade the kind package, or the daemon, so that both speak the same version.',
+  },
+  POLLER_KIND_PACKAGE: {
+    meaning:
+      'A kind package could not be loaded, or exports no kind. Only the jobs of its kinds are rejected.',
+    action: 'Install the package where the config directory can resolve it, and check its exports.',
+  },
+  POLLER_UNKNOWN_KIND: {
+    meaning: 'A job names a kind that is not registered.',
+    action: "Fix the job's `kind`, or add the kind's package to `kind_packages`.",
+  },
+  POLLER_INVALID_CONFIG: {
+    meaning: "A job's `config` does not match its kind's schema, or fails the kind's checks.",
+    action: 'Fix the field the located message names.',
+  },
+  POLLER_BAD_TEMPLATE: {
+    meaning: 'A `message_template` has a syntax error or an unknown placeholder.',
+    action: 'Use the placeholders the message lists; write `{{` and `}}` for literal braces.',
+  },
+  POLLER_BAD_SCHEDULE: {
+    meaning:
+      'A schedule is invalid: not 6 cron fields, an unknown `tz`, a cron that never fires, or a bad `at` instant.',
+    action: 'Fix the schedule as the message says.',
+  },
+  POLLER_UNKNOWN_AGENT: {
+    meaning: 'A job names an agent that does not exist.',
+    action: "Fix the job's `agent`, or add `agents.d/<agent>.yaml`.",
+  },
+  POLLER_NO_BINDING: {
+    meaning:
+      "The job's agent has no inbound binding for a channel the job delivers to (`deliver` or `failure_to`).",
+    action: 'Add the binding to the agent, or deliver on a channel it has.',
+  },
+  POLLER_NO_CREDENTIALS: {
+    meaning: "The job's agent has no account for the credentials the kind needs.",
+    action: 'Add `credentials` to the agent and the account to `plugins/<kind>.yaml`.',
+  },
+  POLLER_CONFIRM_REQUIRED: {
+    meaning: 'A destructive operation (reset) was called without confirmation.',
+    action: 'Call it again with `confirm: true` (CLI: `--yes`).',
+  },
+  POLLER_STOPPED: {
+    meaning: 'The poller service is stopped (daemon shutdown).',
+    action: 'Start the daemon again.',
+  },
+  POLLER_STATE_DB: {
+    meaning: 'The state database could not be opened, put in WAL mode or migrated.',
+    action: 'Put `state_db` on a local, writable disk; the message says which step failed.',
+  },
+  POLLER_STATE_STORE: {
+    meaning:
+      'A state store call failed (disk full, I/O error, busy past its timeout, read-only). The tick counts as Transient and is retried with backoff.',
+    action: 'Free space or fix the disk; the jobs retry and recover by themselves.',
+  },
+} as const satisfies Record<string, PollerErrorInfo>;
 
 export type PollerErrorCode = keyof typeof POLLER_ERROR_CODES;
 
@@ -95,13 +167,14 @@ export class StateStoreError extends PollerError {
 
 export type ErrorClass = 'transient' | 'permanent';
 
-function codeOf(err: unknown): unknown {
-  return err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
-}
-
-/** `permanent` only for `code === 'POLLER_PERMANENT'`; everything else is `transient`. */
+/**
+ * The class of a failed tick, decided here only. `permanent` for `code === 'POLLER_PERMANENT'`, and for a
+ * request the guarded HTTP client refused (bad URL or scheme, SSRF guard, invalid request, a body redirected
+ * to another origin: `isRefusal`), so a kind that lets `ctx.http` throw gets a refused URL paused rather than
+ * retried into an open breaker. Everything else is `transient`. By `code` only, never message or class.
+ */
 export function classifyError(err: unknown): ErrorClass {
-  return codeOf(err) === 'POLLER_PERMANENT' ? 'permanent' : 'transient';
+  return codeOf(err) === 'POLLER_PERMANENT' || isRefusal(err) ? 'permanent' : 'transient';
 }
 
 export function isLeaseLost(err: unknown): boolean {

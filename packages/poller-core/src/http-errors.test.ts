@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { clampRetryAfterMs, requestFailure, safeUrl, statusFailure, urlProblems } from './http-errors.js';
+import { clampRetryAfter } from '@agent/guarded-http';
+import { asPollerError, statusFailure, urlProblems } from './http-errors.js';
+import { safeUrl } from './index.js';
 
 describe('HTTP helpers for kinds', () => {
   it.each([
@@ -22,20 +24,20 @@ describe('HTTP helpers for kinds', () => {
 
   it('maps failures and statuses to error classes by code', () => {
     expect(
-      requestFailure(Object.assign(new Error('blocked'), { code: 'HTTP_SSRF_BLOCKED' }), 'fetch').name,
+      asPollerError(Object.assign(new Error('blocked'), { code: 'HTTP_SSRF_BLOCKED' }), 'fetch').name,
     ).toBe('PermanentError');
     // A body the server wants sent to another origin: only the job's URL can change that.
     expect(
-      requestFailure(Object.assign(new Error('cross-origin'), { code: 'HTTP_REDIRECT_REFUSED' }), 'fetch')
+      asPollerError(Object.assign(new Error('cross-origin'), { code: 'HTTP_REDIRECT_REFUSED' }), 'fetch')
         .name,
     ).toBe('PermanentError');
-    expect(requestFailure(Object.assign(new Error('reset'), { code: 'HTTP_NETWORK' }), 'fetch').name).toBe(
+    expect(asPollerError(Object.assign(new Error('reset'), { code: 'HTTP_NETWORK' }), 'fetch').name).toBe(
       'TransientError',
     );
     // A client message that names the request already is not prefixed with it again.
     const what = 'GET https://feeds.example/x.json';
     expect(
-      requestFailure(
+      asPollerError(
         Object.assign(new Error(`${what} failed: network error (ECONNREFUSED); check the host`), {
           code: 'HTTP_NETWORK',
         }),
@@ -43,15 +45,18 @@ describe('HTTP helpers for kinds', () => {
       ).message,
     ).toBe(`${what} failed: network error (ECONNREFUSED); check the host [HTTP_NETWORK]`);
     expect(
-      requestFailure(Object.assign(new Error('too big'), { code: 'HTTP_BODY_TOO_LARGE' }), what).message,
+      asPollerError(Object.assign(new Error('too big'), { code: 'HTTP_BODY_TOO_LARGE' }), what).message,
     ).toBe(`${what}: too big [HTTP_BODY_TOO_LARGE]`);
-    const e = statusFailure(503, 'fetch', 10, (s) => s < 500, 'fix it') as Error & { retryAfterMs?: number };
+    const e = statusFailure(
+      { status: 503, retryAfterMs: 10 },
+      { what: 'fetch', permanent: (s) => s < 500, hint: 'fix it' },
+    ) as Error & { retryAfterMs?: number };
     expect(e.name).toBe('TransientError');
     expect(e.retryAfterMs).toBe(1000);
-    expect(statusFailure(404, 'fetch', undefined, (s) => s < 500, 'fix it').message).toBe(
-      'fetch: the server answered 404; fix it',
-    );
-    expect(clampRetryAfterMs(10 * 3600_000)).toBe(3600_000);
+    expect(
+      statusFailure({ status: 404 }, { what: 'fetch', permanent: (s) => s < 500, hint: 'fix it' }).message,
+    ).toBe('fetch: the server answered 404; fix it');
+    expect(clampRetryAfter(10 * 3600_000)).toBe(3600_000);
     expect(safeUrl('https://u:p@h.example/a?token=x#f')).toBe('https://h.example/a');
   });
 });

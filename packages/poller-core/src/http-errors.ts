@@ -1,27 +1,9 @@
 /**
- * HTTP helpers for kinds: the URL checks run at validation, and the mapping of guarded-http failures
- * and HTTP statuses to the runner's Transient / Permanent errors.
+ * HTTP helpers for kinds: the URL checks run at validation, a failed status as the runner's error, and the
+ * request named in an error a tick caught. Which failures are Permanent is `classifyError`'s answer alone.
  */
-import { checkHostname } from '@agent/guarded-http';
-import { PermanentError, TransientError } from './errors.js';
-
-const RETRY_AFTER_MIN_MS = 1_000;
-const RETRY_AFTER_MAX_MS = 3_600_000;
-
-/** `Retry-After` clamped to [1 s, 1 h], the range the runner honours. */
-export function clampRetryAfterMs(ms: number): number {
-  return Math.min(RETRY_AFTER_MAX_MS, Math.max(RETRY_AFTER_MIN_MS, Math.round(ms)));
-}
-
-/** Scheme, host and path: no userinfo, query or fragment (they may carry tokens). */
-export function safeUrl(url: string | URL): string {
-  try {
-    const u = typeof url === 'string' ? new URL(url) : url;
-    return `${u.protocol}//${u.host}${u.pathname}`;
-  } catch {
-    return '(invalid URL)';
-  }
-}
+import { checkHostname, clampRetryAfter, codeOf } from '@agent/guarded-http';
+import { classifyError, classifyHttpStatus, PermanentError, TransientError } from './errors.js';
 
 /**
  * Problems of a job URL, for a kind's `validate()`: not http(s), userinfo, or a literal host the SSRF guard
@@ -50,26 +32,13 @@ export function urlProblems(field: string, raw: string, allowPrivateNetworks: bo
     : [`${field} host ${url.hostname} is never allowed (${verdict.reason})`];
 }
 
-/** Guarded-http error codes that a retry cannot fix: the job config must change. */
-const PERMANENT_HTTP_CODES = new Set([
-  'HTTP_SSRF_BLOCKED',
-  'HTTP_BAD_URL',
-  'HTTP_BAD_SCHEME',
-  'HTTP_INVALID_REQUEST',
-  'HTTP_REDIRECT_REFUSED',
-]);
-
-function codeOf(err: unknown): string | undefined {
-  const c = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
-  return typeof c === 'string' ? c : undefined;
-}
-
 /**
- * A failed request (it threw) as a runner error. Poller errors (the tick deadline) pass through; the
- * guard's refusal and request mistakes are Permanent; network, timeout, body cap and the rest Transient.
- * Messages come from the HTTP client, which never includes header values, query strings or userinfo.
+ * An error a tick caught, with the request it was about (`what`, e.g. `GET https://host/path`) named once in
+ * its message and its code at the end. The class is the one the runner would give the original
+ * (`classifyError`: a refused request is Permanent, the rest Transient); poller errors (the tick deadline,
+ * a lost lease) pass through. Only worth it to name the request: a kind may as well let the error through.
  */
-export function requestFailure(err: unknown, what: string): Error {
+export function asPollerError(err: unknown, what: string): Error {
   const code = codeOf(err);
   if (code === 'POLLER_TRANSIENT' || code === 'POLLER_PERMANENT' || code === 'POLLER_LEASE_LOST')
     return err as Error;
@@ -81,21 +50,34 @@ export function requestFailure(err: unknown, what: string): Error {
     );
   // The client's messages usually name the request already ("GET https://x/y failed: ..."): say it once.
   const text = `${message.startsWith(what) ? message : `${what}: ${message}`}${code ? ` [${code}]` : ''}`;
-  if (code && PERMANENT_HTTP_CODES.has(code)) return new PermanentError(text, { cause: err });
-  return new TransientError(text, { cause: err });
+  const Cls = classifyError(err) === 'permanent' ? PermanentError : TransientError;
+  return new Cls(text, { cause: err });
 }
 
-/** An HTTP status that is not success, with the server's `Retry-After` when it sent one. */
+export interface StatusFailureOptions {
+  /** The request as messages name it, e.g. `GET ${safeUrl(url)}` (never a query string). */
+  what: string;
+  /** Statuses retrying cannot fix. Default: every 4xx but 408, 425 and 429 (`classifyHttpStatus`). */
+  permanent?: (status: number) => boolean;
+  /** What the operator should do, added to a Permanent message. */
+  hint?: string;
+}
+
+const isPermanentStatus = (status: number): boolean => classifyHttpStatus(status) === 'permanent';
+
+/**
+ * A response whose status is not a success, as the runner's error: Permanent when `permanent(status)`,
+ * Transient otherwise, with the server's `Retry-After` clamped to [1 s, 1 h].
+ */
 export function statusFailure(
-  status: number,
-  what: string,
-  retryAfterMs: number | undefined,
-  permanent: (status: number) => boolean,
-  hint: string,
+  res: { status: number; retryAfterMs?: number | undefined },
+  options: StatusFailureOptions,
 ): Error {
-  const retry = retryAfterMs === undefined ? {} : { retryAfterMs: clampRetryAfterMs(retryAfterMs) };
-  if (permanent(status)) return new PermanentError(`${what}: the server answered ${status}; ${hint}`, retry);
-  return new TransientError(`${what}: the server answered ${status}`, retry);
+  const { what, permanent = isPermanentStatus, hint = 'check the job config, then resume the job' } = options;
+  const retry = res.retryAfterMs === undefined ? {} : { retryAfterMs: clampRetryAfter(res.retryAfterMs) };
+  if (permanent(res.status))
+    return new PermanentError(`${what}: the server answered ${res.status}; ${hint}`, retry);
+  return new TransientError(`${what}: the server answered ${res.status}`, retry);
 }
 
 /**

@@ -46,6 +46,7 @@ export {
   TransientError,
   type ErrorClass,
   type PollerErrorCode,
+  type PollerErrorInfo,
   type PollerErrorOptions,
 } from './errors.js';
 export { compileSchema } from './schema.js';
@@ -58,14 +59,16 @@ export {
   type TemplateFields,
 } from './template.js';
 export {
-  clampRetryAfterMs,
+  asPollerError,
   httpConfigProperties,
   httpRequestLimits,
-  requestFailure,
-  safeUrl,
   statusFailure,
   urlProblems,
+  type StatusFailureOptions,
 } from './http-errors.js';
+// The guarded client's answers, so kinds need no dependency of their own: a URL safe for messages, and the
+// `code` of any error.
+export { codeOf, safeUrl } from '@agent/guarded-http';
 // Bounded parsing for kinds that read large responses: JSON in slices with a depth cap, and time slices for
 // their own loops.
 export { DEFAULT_JSON_MAX_DEPTH, parseJsonAsync } from '@agent/guarded-http';

@@ -3,17 +3,16 @@
  * become poller-core errors by status and error reason only; 410 (sync token expired) is Permanent.
  */
 import { classifyApiError, isOAuth2Error, type RefreshTokenClient } from '@agent/oauth2';
-import { PermanentError, TransientError, type PollerErrorOptions } from '@agent/poller-core';
+import {
+  classifyError,
+  codeOf,
+  PermanentError,
+  TransientError,
+  type PollerErrorOptions,
+} from '@agent/poller-core';
 import type { CalendarEvent } from './render.js';
 
 export const EVENTS_PAGE_SIZE = 250;
-
-const URL_REFUSED = new Set(['HTTP_BAD_URL', 'HTTP_BAD_SCHEME', 'HTTP_SSRF_BLOCKED', 'HTTP_INVALID_REQUEST']);
-
-function codeOf(err: unknown): string | undefined {
-  const c = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
-  return typeof c === 'string' ? c : undefined;
-}
 
 function retry(ms: number | undefined): PollerErrorOptions {
   return ms === undefined ? {} : { retryAfterMs: ms };
@@ -30,7 +29,8 @@ export function toPollerError(err: unknown, account: string): unknown {
   }
   const code = codeOf(err);
   if (code === 'HTTP_ABORTED' || code === 'POLLER_TRANSIENT' || code === 'POLLER_PERMANENT') return err;
-  if (code && URL_REFUSED.has(code))
+  // The poller errors passed through above, so `permanent` here is a request the HTTP client refused.
+  if (classifyError(err) === 'permanent')
     return new PermanentError(
       `calendar API events.list: the URL was refused (${code}); fix api_base_url, or set allow_private_networks for a private host`,
       { cause: err },

@@ -8,20 +8,19 @@ import {
   type OAuth2RequestOptions,
   type RefreshTokenClient,
 } from '@agent/oauth2';
-import { PermanentError, TransientError, type PollerErrorOptions } from '@agent/poller-core';
+import {
+  classifyError,
+  codeOf,
+  PermanentError,
+  TransientError,
+  type PollerErrorOptions,
+} from '@agent/poller-core';
 
 /** Ids one listing returns at most (pages of 500); older matches wait until the window moves. */
 export const LIST_MAX_IDS = 2500;
 export const LIST_PAGE_SIZE = 500;
 /** Deadline of one mark-read call. */
 export const MARK_READ_TIMEOUT_MS = 10_000;
-
-const URL_REFUSED = new Set(['HTTP_BAD_URL', 'HTTP_BAD_SCHEME', 'HTTP_SSRF_BLOCKED', 'HTTP_INVALID_REQUEST']);
-
-function codeOf(err: unknown): string | undefined {
-  const c = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
-  return typeof c === 'string' ? c : undefined;
-}
 
 function retry(ms: number | undefined): PollerErrorOptions {
   return ms === undefined ? {} : { retryAfterMs: ms };
@@ -38,7 +37,8 @@ export function toPollerError(err: unknown, account: string, what: string): unkn
   }
   const code = codeOf(err);
   if (code === 'HTTP_ABORTED' || code === 'POLLER_TRANSIENT' || code === 'POLLER_PERMANENT') return err;
-  if (code && URL_REFUSED.has(code))
+  // The poller errors passed through above, so `permanent` here is a request the HTTP client refused.
+  if (classifyError(err) === 'permanent')
     return new PermanentError(
       `mail API ${what}: the URL was refused (${code}); fix api_base_url, or set allow_private_networks for a private host`,
       { cause: err },

@@ -2,7 +2,7 @@ import { runKindTick, testPollerKind } from '@agent/poller-core/testing';
 import { renderTemplate, type PollItem } from '@agent/poller-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sharedFor, startMailFixture, type MailFixture } from '../test/helpers.js';
-import { mailPollerKind, tickQuery, type MailShared } from './index.js';
+import { mailPollerKind, tickQuery, toPollerError, type MailShared } from './index.js';
 
 const HOUR = 3_600_000;
 const ago = (h: number) => Date.now() - h * HOUR;
@@ -265,6 +265,18 @@ describe('mail errors', () => {
     expect(err?.code).toBe(code);
     expect(err?.message).toContain(`answered ${status} (${reason}`);
     if (code === 'POLLER_TRANSIENT') expect(err?.retryAfterMs).toBe(30_000);
+  });
+
+  it('an HTTP failure is Permanent only when the client refused the request itself', () => {
+    const refused = toPollerError({ code: 'HTTP_REDIRECT_REFUSED' }, 'work', 'batchModify');
+    expect(refused).toMatchObject({ code: 'POLLER_PERMANENT' });
+    expect((refused as Error).message).toContain('the URL was refused (HTTP_REDIRECT_REFUSED)');
+    expect(toPollerError({ code: 'HTTP_SSRF_BLOCKED' }, 'work', 'list')).toMatchObject({
+      code: 'POLLER_PERMANENT',
+    });
+    expect(toPollerError({ code: 'HTTP_TIMEOUT' }, 'work', 'list')).toMatchObject({
+      code: 'POLLER_TRANSIENT',
+    });
   });
 
   it('401 -> one refresh and retry; a refresh refused with invalid_grant is Permanent', async () => {

@@ -51,14 +51,39 @@ export interface ParseFeedOptions {
   baseUrl: string;
 }
 
-/** Why a body could not be read as a feed. Stable strings; see the README's error table. */
-export type FeedParseErrorCode =
-  | 'FEED_BODY_INVALID'
-  | 'FEED_EMPTY'
-  | 'FEED_HTML_PAGE'
-  | 'FEED_UNRECOGNIZED'
-  | 'FEED_MALFORMED'
-  | 'FEED_PARSE_FAILED';
+/**
+ * Why a body could not be read as a feed: stable codes, returned (never thrown) and named in the tick's
+ * Transient error. Each with what it means and what the operator does about it.
+ */
+export const FEED_ERROR_CODES = {
+  FEED_BODY_INVALID: {
+    meaning: '`parseFeed` got a body that is not a `Buffer` or `Uint8Array`.',
+    action: 'Programming error in the caller: pass the raw response bytes.',
+  },
+  FEED_EMPTY: {
+    meaning: 'The body is empty, or has no root element.',
+    action: 'Nothing at first (the tick is retried); check the server if it persists.',
+  },
+  FEED_HTML_PAGE: {
+    meaning: 'The body is an HTML page (site home, error or challenge page).',
+    action: 'Point `feed_url` at the feed itself; check for bot protection.',
+  },
+  FEED_UNRECOGNIZED: {
+    meaning: 'The body is XML or JSON but not RSS, Atom, RDF or JSON Feed, or it is neither.',
+    action: 'Check `feed_url`.',
+  },
+  FEED_MALFORMED: {
+    meaning:
+      'The body looks like a feed but cannot be parsed (broken XML, invalid JSON, JSON nested deeper than 64 levels).',
+    action: 'Nothing at first: usually a broken or truncated response, retried as a transient error.',
+  },
+  FEED_PARSE_FAILED: {
+    meaning: 'Unexpected failure inside the parser.',
+    action: 'Report it with the feed URL.',
+  },
+} as const satisfies Record<string, { meaning: string; action: string }>;
+
+export type FeedParseErrorCode = keyof typeof FEED_ERROR_CODES;
 
 export type ParseFeedResult =
   | { ok: true; feed: ParsedFeed; /** The character encoding used to read the body. */ encoding: string }

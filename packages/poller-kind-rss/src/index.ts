@@ -1,4 +1,5 @@
 export {
+  FEED_ERROR_CODES,
   parseFeed,
   parseFeedAsync,
   type ParseFeedAsyncOptions,

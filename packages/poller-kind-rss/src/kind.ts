@@ -4,11 +4,11 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  asPollerError,
   definePollerKind,
   httpConfigProperties,
   httpRequestLimits,
   maxItemsConsidered,
-  requestFailure,
   safeUrl,
   statusFailure,
   TransientError,
@@ -98,13 +98,6 @@ function validatorsOf(headers: Record<string, string>, previous: RssCursor | nul
   };
 }
 
-const PERMANENT_STATUSES = new Set([401, 403, 404, 410]);
-/** 401, 403, 404, 410 and other 4xx are Permanent; 408, 425, 429 and 5xx are Transient. */
-function isPermanentStatus(status: number): boolean {
-  if (PERMANENT_STATUSES.has(status)) return true;
-  return status >= 400 && status < 500 && status !== 408 && status !== 425 && status !== 429;
-}
-
 async function tick(ctx: TickContext<RssConfig>): Promise<TickResult> {
   const { config } = ctx;
   const what = `GET ${safeUrl(config.feed_url)}`;
@@ -120,7 +113,7 @@ async function tick(ctx: TickContext<RssConfig>): Promise<TickResult> {
       ...httpRequestLimits(config),
     });
   } catch (err) {
-    throw requestFailure(err, what);
+    throw asPollerError(err, what);
   }
 
   // The leading run of permanent redirects is where feed_url now lives.
@@ -144,15 +137,13 @@ async function tick(ctx: TickContext<RssConfig>): Promise<TickResult> {
   if (res.status < 200 || res.status >= 300) {
     // A bot-protection page (e.g. `cf-mitigated: challenge`) will not let an automated client in later.
     const challenged = res.headers['cf-mitigated']?.toLowerCase() === 'challenge';
-    throw statusFailure(
-      res.status,
+    // 401, 403, 404, 410 and the other 4xx are Permanent; 408, 425, 429 and 5xx Transient (the default).
+    throw statusFailure(res, {
       what,
-      res.retryAfterMs,
-      isPermanentStatus,
-      challenged
+      hint: challenged
         ? 'a bot challenge (cf-mitigated) blocks automated clients; ask the site for access or use another URL'
         : 'check feed_url, then resume the job',
-    );
+    });
   }
 
   // In slices: a feed of 40 000 items would otherwise hold the event loop for a second or more.

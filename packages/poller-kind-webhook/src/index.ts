@@ -7,6 +7,7 @@ export {
   renderFieldValue,
   selectItems,
   ITEM_ID_MAX_CHARS,
+  WEBHOOK_ERROR_CODES,
   type ParsePathResult,
   type GetAtPathResult,
   type ResolveItemIdResult,

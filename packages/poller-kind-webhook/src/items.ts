@@ -5,9 +5,24 @@ import { createHash } from 'node:crypto';
 // that is a non-negative integer indexes an array, any segment looks up an object's OWN key (never the
 // prototype, so `constructor` or `__proto__` find nothing). Keys that contain a dot cannot be addressed.
 
-/** Stable error codes of this module; see the README's error table. */
-export type WebhookItemsErrorCode =
-  'WEBHOOK_PATH_INVALID' | 'WEBHOOK_ITEMS_PATH_MISSING' | 'WEBHOOK_ITEMS_NOT_ARRAY';
+/** Stable codes of this module (returned, never thrown), with what each means and what to do about it. */
+export const WEBHOOK_ERROR_CODES = {
+  WEBHOOK_PATH_INVALID: {
+    meaning: '`items_path` or `id_field` has an empty segment, or is not a string.',
+    action: 'Fix the path in the job config (`data.items`).',
+  },
+  WEBHOOK_ITEMS_PATH_MISSING: {
+    meaning:
+      'The response has nothing at `items_path` (a key or an index is missing); the tick is Transient.',
+    action: 'Check `items_path` against a real response; the server may have sent an error body.',
+  },
+  WEBHOOK_ITEMS_NOT_ARRAY: {
+    meaning: 'Something is at `items_path`, but it is not an array; the tick is Transient.',
+    action: 'Point `items_path` at the array itself.',
+  },
+} as const satisfies Record<string, { meaning: string; action: string }>;
+
+export type WebhookItemsErrorCode = keyof typeof WEBHOOK_ERROR_CODES;
 
 export type ParsePathResult =
   { ok: true; segments: string[] } | { ok: false; code: 'WEBHOOK_PATH_INVALID'; error: string };

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  asPollerError,
   canonicalJson,
   DEFAULT_JSON_MAX_DEPTH,
   definePollerKind,
@@ -12,7 +13,6 @@ import {
   httpRequestLimits,
   maxItemsConsidered,
   parseJsonAsync,
-  requestFailure,
   safeUrl,
   statusFailure,
   TransientError,
@@ -117,11 +117,6 @@ function validate(config: WebhookConfig): string[] {
   return problems;
 }
 
-/** 4xx is Permanent, except 408, 425 and 429, which pass with time. */
-function isPermanentStatus(status: number): boolean {
-  return status >= 400 && status < 500 && status !== 408 && status !== 425 && status !== 429;
-}
-
 function sha256(s: string): string {
   return createHash('sha256').update(s).digest('hex');
 }
@@ -162,16 +157,11 @@ async function tick(ctx: TickContext<WebhookConfig>): Promise<TickResult> {
       ...httpRequestLimits(config),
     });
   } catch (err) {
-    throw requestFailure(err, what);
+    throw asPollerError(err, what);
   }
   if (res.status < 200 || res.status >= 300)
-    throw statusFailure(
-      res.status,
-      what,
-      res.retryAfterMs,
-      isPermanentStatus,
-      'check url, method and headers, then resume the job',
-    );
+    // 4xx is Permanent, except 408, 425 and 429, which pass with time (the default).
+    throw statusFailure(res, { what, hint: 'check url, method and headers, then resume the job' });
   // 204 No Content: nothing to report this time.
   if (res.status === 204) return { items: [] };
 

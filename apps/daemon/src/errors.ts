@@ -1,0 +1,17 @@
+/** Codes of the daemon itself (the packages keep their own); `docs/errors.md` is generated from this. */
+
+/** What one code means and what the operator does about it. */
+export interface DaemonErrorInfo {
+  readonly meaning: string;
+  readonly action: string;
+}
+
+export const DAEMON_ERROR_CODES = {
+  DAEMON_CONFIG_INVALID: {
+    meaning:
+      'The configuration cannot start the daemon (a global file is invalid or the config directory is missing); every problem was logged before exit 1.',
+    action: 'Fix the files named in the log lines, or run `agent --check-config`.',
+  },
+} as const satisfies Record<string, DaemonErrorInfo>;
+
+export type DaemonErrorCode = keyof typeof DAEMON_ERROR_CODES;
