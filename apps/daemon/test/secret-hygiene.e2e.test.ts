@@ -4,11 +4,11 @@ import { chownSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { hashSourceKey } from '@agent/poller-core';
 import { webhookSourceKey } from '@agent/poller-kind-webhook';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { baseConfig, daemonScope, LLM, runCli, type Workdir } from './harness.js';
+import { hashSourceKey } from '@agent/poller-runtime';
 
 const scope = daemonScope();
 let servers: Server[] = [];

@@ -120,10 +120,16 @@ export class GuardedHttpError extends Error {
   readonly phase: TimeoutPhase | undefined;
   readonly causeCode: string | undefined;
   readonly limitBytes: number | undefined;
+  /**
+   * The request itself is refused (see `isRefusal`). Carried on the error so that code without this package
+   * (the poller contract's `classifyError`) can tell a refusal from a failure by looking at the object.
+   */
+  readonly refused: boolean;
 
   constructor(code: GuardedHttpErrorCode, message: string, details: GuardedHttpErrorDetails = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.code = code;
+    this.refused = GUARDED_HTTP_ERROR_CODES[code].refused;
     this.url = details.url;
     this.host = details.host;
     this.category = details.category;

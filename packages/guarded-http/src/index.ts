@@ -47,3 +47,4 @@ export {
 } from './errors.js';
 export { clampRetryAfter, parseRetryAfter, RETRY_AFTER_MAX_MS, RETRY_AFTER_MIN_MS } from './retry-after.js';
 export { conditionalHeaders, validatorsFrom, type HeaderSource, type Validators } from './conditional.js';
+export { urlProblems } from './url-problems.js';

@@ -29,7 +29,7 @@ describe('classifyError', () => {
   });
 
   it('goes by code: an HTTP error of another package copy counts, a message alone does not', () => {
-    expect(classifyError({ code: 'HTTP_SSRF_BLOCKED', message: 'x' })).toBe('permanent');
+    expect(classifyError({ code: 'HTTP_SSRF_BLOCKED', refused: true, message: 'x' })).toBe('permanent');
     expect(classifyError(new Error('HTTP_SSRF_BLOCKED: refused'))).toBe('transient');
   });
 });

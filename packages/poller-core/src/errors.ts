@@ -2,7 +2,12 @@
  * Error classes with stable `code`s. The runner recognises errors by `code`, never by `instanceof`,
  * so a kind built against another copy of this package is classified the same way.
  */
-import { codeOf, isRefusal } from '@agent/guarded-http';
+
+/** The `code` of an error-like value when it is a string. */
+function codeOf(err: unknown): string | undefined {
+  const c = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+  return typeof c === 'string' ? c : undefined;
+}
 
 /** What one error code means and what the operator (or the kind's author) does about it. */
 export interface PollerErrorInfo {
@@ -138,56 +143,18 @@ export class PermanentError extends PollerError {
   }
 }
 
-/** A state write by a holder that no longer holds the job (stale epoch, replaced or removed job). */
-export class LeaseLostError extends PollerError {
-  constructor(message = 'the job lease is no longer held by this process') {
-    super('POLLER_LEASE_LOST', message);
-    this.name = 'LeaseLostError';
-  }
-}
-
-/**
- * A call to the state store failed (SQLite: SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY past the busy timeout,
- * SQLITE_READONLY, ...). Transient: the tick is retried with the job's backoff and counts toward its breaker.
- */
-export class StateStoreError extends PollerError {
-  /** The store method that failed (`commit`, `acquireLease`, ...). */
-  readonly operation: string;
-  constructor(operation: string, cause: unknown) {
-    const code = codeOf(cause);
-    super(
-      'POLLER_STATE_STORE',
-      `the state store failed (${operation}): ${safeReason(cause)}${typeof code === 'string' ? ` [${code}]` : ''}`,
-      { cause },
-    );
-    this.name = 'StateStoreError';
-    this.operation = operation;
-  }
-}
-
 export type ErrorClass = 'transient' | 'permanent';
 
 /**
  * The class of a failed tick, decided here only. `permanent` for `code === 'POLLER_PERMANENT'`, and for a
  * request the guarded HTTP client refused (bad URL or scheme, SSRF guard, invalid request, a body redirected
- * to another origin: `isRefusal`), so a kind that lets `ctx.http` throw gets a refused URL paused rather than
- * retried into an open breaker. Everything else is `transient`. By `code` only, never message or class.
+ * to another origin: its errors carry `refused: true`), so a kind that lets `ctx.http` throw gets a refused
+ * URL paused rather than retried into an open breaker. Everything else is `transient`. By the error's fields
+ * only, never its message or class, so errors of another copy of a package count the same.
  */
 export function classifyError(err: unknown): ErrorClass {
-  return codeOf(err) === 'POLLER_PERMANENT' || isRefusal(err) ? 'permanent' : 'transient';
-}
-
-export function isLeaseLost(err: unknown): boolean {
-  return codeOf(err) === 'POLLER_LEASE_LOST';
-}
-
-/** A failure of the state store itself (not of the kind, nor a lost lease). */
-export function isStateStoreError(err: unknown): boolean {
-  return codeOf(err) === 'POLLER_STATE_STORE';
-}
-
-export function hasCode(err: unknown, code: string): boolean {
-  return codeOf(err) === code;
+  const refused = err !== null && typeof err === 'object' && (err as { refused?: unknown }).refused === true;
+  return codeOf(err) === 'POLLER_PERMANENT' || refused ? 'permanent' : 'transient';
 }
 
 /**

@@ -1,36 +1,9 @@
 /**
- * HTTP helpers for kinds: the URL checks run at validation, a failed status as the runner's error, and the
- * request named in an error a tick caught. Which failures are Permanent is `classifyError`'s answer alone.
+ * HTTP helpers for kinds: a failed status as the runner's error, the request named in an error a tick caught,
+ * and the config fields of kinds that fetch. Which failures are Permanent is `classifyError`'s answer alone.
+ * (URL checks for `validate()` are `urlProblems` of `@agent/guarded-http`, which knows the address policy.)
  */
-import { checkHostname, clampRetryAfter, codeOf } from '@agent/guarded-http';
 import { classifyError, classifyHttpStatus, PermanentError, TransientError } from './errors.js';
-
-/**
- * Problems of a job URL, for a kind's `validate()`: not http(s), userinfo, or a literal host the SSRF guard
- * refuses (private or loopback while `allow_private_networks` is off; link-local, metadata and other
- * never-allowed ranges always). Host names are checked by the guard once resolved, at fetch time; this
- * check only lets operators learn at boot.
- */
-export function urlProblems(field: string, raw: string, allowPrivateNetworks: boolean): string[] {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return [`${field} is not a valid URL; write it as https://host/path`];
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    return [`${field} must use http or https, not ${url.protocol.replace(/:$/, '')}`];
-  if (url.username || url.password)
-    return [`${field} must not contain user:password@; send credentials in a header instead`];
-  const verdict = checkHostname(url.hostname, { allowPrivateNetworks });
-  if (verdict.allowed) return [];
-  const lifted = checkHostname(url.hostname, { allowPrivateNetworks: true }).allowed;
-  return lifted
-    ? [
-        `${field} host ${url.hostname} is a private or loopback address (${verdict.reason}), refused by the SSRF guard; set allow_private_networks: true if the job must reach it`,
-      ]
-    : [`${field} host ${url.hostname} is never allowed (${verdict.reason})`];
-}
 
 /**
  * An error a tick caught, with the request it was about (`what`, e.g. `GET https://host/path`) named once in
@@ -39,7 +12,8 @@ export function urlProblems(field: string, raw: string, allowPrivateNetworks: bo
  * a lost lease) pass through. Only worth it to name the request: a kind may as well let the error through.
  */
 export function asPollerError(err: unknown, what: string): Error {
-  const code = codeOf(err);
+  const c = err !== null && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+  const code = typeof c === 'string' ? c : undefined;
   if (code === 'POLLER_TRANSIENT' || code === 'POLLER_PERMANENT' || code === 'POLLER_LEASE_LOST')
     return err as Error;
   const message = err instanceof Error ? err.message : String(err);
@@ -63,18 +37,24 @@ export interface StatusFailureOptions {
   hint?: string;
 }
 
+const RETRY_AFTER_MIN_MS = 1000;
+const RETRY_AFTER_MAX_MS = 3_600_000;
+
 const isPermanentStatus = (status: number): boolean => classifyHttpStatus(status) === 'permanent';
 
 /**
  * A response whose status is not a success, as the runner's error: Permanent when `permanent(status)`,
- * Transient otherwise, with the server's `Retry-After` clamped to [1 s, 1 h].
+ * Transient otherwise, with the server's `Retry-After` clamped to [1 s, 1 h] (as the runner would).
  */
 export function statusFailure(
   res: { status: number; retryAfterMs?: number | undefined },
   options: StatusFailureOptions,
 ): Error {
   const { what, permanent = isPermanentStatus, hint = 'check the job config, then resume the job' } = options;
-  const retry = res.retryAfterMs === undefined ? {} : { retryAfterMs: clampRetryAfter(res.retryAfterMs) };
+  const retry =
+    res.retryAfterMs === undefined
+      ? {}
+      : { retryAfterMs: Math.min(Math.max(res.retryAfterMs, RETRY_AFTER_MIN_MS), RETRY_AFTER_MAX_MS) };
   if (permanent(res.status))
     return new PermanentError(`${what}: the server answered ${res.status}; ${hint}`, retry);
   return new TransientError(`${what}: the server answered ${res.status}`, retry);

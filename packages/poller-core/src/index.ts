@@ -5,6 +5,7 @@
 export {
   baseConfigProperties,
   canonicalJson,
+  GENERIC_CONFIG_FIELDS,
   DEFAULT_MAX_ITEMS_CONSIDERED,
   definePollerKind,
   deliverConfigSchema,
@@ -13,9 +14,6 @@ export {
   maxItemsConsidered,
   POLLER_API_VERSION,
   POLLER_KIND_BRAND,
-  hashSourceKey,
-  sameSource,
-  sourceKeyOf,
   withBaseConfig,
   type AgentTool,
   type JsonValue,
@@ -33,11 +31,6 @@ export {
 export {
   classifyError,
   classifyHttpStatus,
-  hasCode,
-  isLeaseLost,
-  isStateStoreError,
-  LeaseLostError,
-  StateStoreError,
   PermanentError,
   POLLER_ERROR_CODES,
   PollerError,
@@ -63,13 +56,5 @@ export {
   httpConfigProperties,
   httpRequestLimits,
   statusFailure,
-  urlProblems,
   type StatusFailureOptions,
 } from './http-errors.js';
-// The guarded client's answers, so kinds need no dependency of their own: a URL safe for messages, and the
-// `code` of any error.
-export { codeOf, safeUrl } from '@agent/guarded-http';
-// Bounded parsing for kinds that read large responses: JSON in slices with a depth cap, and time slices for
-// their own loops.
-export { DEFAULT_JSON_MAX_DEPTH, parseJsonAsync } from '@agent/guarded-http';
-export { timeSlicer, type TimeSlicer } from '@agent/timers';

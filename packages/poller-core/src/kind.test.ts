@@ -7,14 +7,11 @@ import {
   PermanentError,
   renderTemplate,
   safeReason,
-  hashSourceKey,
-  sourceKeyOf,
   templatePlaceholders,
   TransientError,
   validateTemplate,
   withBaseConfig,
 } from './index.js';
-import { sameSource } from './kind.js';
 import { compileSchema } from './schema.js';
 
 const base = {
@@ -126,41 +123,5 @@ describe('templates', () => {
     ]);
     expect(validateTemplate('{anything}', 'any')).toEqual([]);
     expect(validateTemplate('oops }', ['a'])[0]).toMatch(/lone "}"/);
-  });
-});
-
-describe('sourceKeyOf', () => {
-  it('ignores template, deliver, max_per_tick and dispatch_delay_ms', () => {
-    const k = definePollerKind(base);
-    const a = sourceKeyOf(k, {
-      url: 'u',
-      message_template: 'a',
-      deliver: { channel: 'c', to: 't' },
-      max_per_tick: 1,
-    });
-    const b = sourceKeyOf(k, { message_template: 'b', url: 'u', dispatch_delay_ms: 9 });
-    expect(a).toBe(b);
-    expect(sourceKeyOf(k, { url: 'v' })).not.toBe(a);
-  });
-
-  it('is a hash of the identity: no config value, URL or secret in it', () => {
-    const k = definePollerKind({ ...base, sourceKey: (c: Record<string, unknown>) => String(c.url) });
-    const key = sourceKeyOf(k, { url: 'https://api.example.org/tok-5f2e9a/items' });
-    expect(key).toMatch(/^sha256:[0-9a-f]{64}$/);
-    expect(key).toBe(hashSourceKey('demo:https://api.example.org/tok-5f2e9a/items'));
-    expect(sourceKeyOf(definePollerKind(base), { url: 'tok-5f2e9a' })).not.toContain('tok-5f2e9a');
-  });
-
-  it('accepts a key stored before keys were hashed for the same source, and nothing else', () => {
-    const k = definePollerKind(base);
-    const current = sourceKeyOf(k, { url: 'u' });
-    expect(sameSource(current, current)).toBe(true);
-    expect(sameSource('demo:{"url":"u"}', current)).toBe(true);
-    expect(sameSource('demo:{"url":"v"}', current)).toBe(false);
-    expect(sameSource(sourceKeyOf(k, { url: 'v' }), current)).toBe(false);
-    expect(sameSource(null, current)).toBe(false);
-    // A hash is not taken for the identity it hashes.
-    expect(sameSource(hashSourceKey(current), current)).toBe(false);
-    expect(sameSource(current, hashSourceKey(current))).toBe(true);
   });
 });

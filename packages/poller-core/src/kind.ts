@@ -1,5 +1,4 @@
 /** The plugin API a poller kind implements. Kinds only fetch; the runner owns everything else. */
-import { createHash } from 'node:crypto';
 import { compileSchema } from './schema.js';
 import type { GuardedRequestOptions, GuardedResponse } from '@agent/guarded-http';
 import type { Logger } from '@agent/log';
@@ -272,7 +271,8 @@ export function isPollerKind(value: unknown): value is PollerKind {
   return value !== null && typeof value === 'object' && POLLER_KIND_BRAND in value;
 }
 
-const GENERIC_FIELDS = [
+/** Config fields every kind has and the runner reads; they never make a job's source. */
+export const GENERIC_CONFIG_FIELDS: readonly string[] = [
   'message_template',
   'deliver',
   'max_per_tick',
@@ -289,34 +289,4 @@ export function canonicalJson(value: unknown): string {
         )
       : v,
   );
-}
-
-/** The kind's `sourceKey`, or kind + config without the generic fields (template, deliver, limits). */
-function sourceIdentity(kind: PollerKind, config: Record<string, unknown>): string {
-  if (kind.sourceKey) return `${kind.kind}:${kind.sourceKey(config)}`;
-  const rest = Object.fromEntries(Object.entries(config).filter(([k]) => !GENERIC_FIELDS.includes(k)));
-  return `${kind.kind}:${canonicalJson(rest)}`;
-}
-
-/** `sha256:<hex>` of a source identity: what `poll_state.source_key` holds. */
-export function hashSourceKey(identity: string): string {
-  return `sha256:${createHash('sha256').update(identity).digest('hex')}`;
-}
-
-/**
- * The key stored for the job's source: a hash of its identity (see `sourceIdentity`), compared only for
- * equality. Never the identity itself: a URL path or a config value may hold a secret.
- */
-export function sourceKeyOf(kind: PollerKind, config: Record<string, unknown>): string {
-  return hashSourceKey(sourceIdentity(kind, config));
-}
-
-/**
- * Whether a stored source key names the source whose key is `current`. Rows written before keys were hashed
- * hold the identity itself, whose hash is `current` when the source did not change: such a row keeps its
- * cursor (the caller rewrites the key) instead of baselining every job again at upgrade.
- */
-export function sameSource(stored: string | null, current: string): boolean {
-  if (stored === null) return false;
-  return stored === current || hashSourceKey(stored) === current;
 }

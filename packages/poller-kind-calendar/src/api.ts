@@ -3,14 +3,9 @@
  * become poller-core errors by status and error reason only; 410 (sync token expired) is Permanent.
  */
 import { classifyApiError, isOAuth2Error, type RefreshTokenClient } from '@agent/oauth2';
-import {
-  classifyError,
-  codeOf,
-  PermanentError,
-  TransientError,
-  type PollerErrorOptions,
-} from '@agent/poller-core';
+import { classifyError, PermanentError, TransientError, type PollerErrorOptions } from '@agent/poller-core';
 import type { CalendarEvent } from './render.js';
+import { codeOf } from '@agent/guarded-http';
 
 export const EVENTS_PAGE_SIZE = 250;
 

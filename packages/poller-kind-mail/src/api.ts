@@ -8,13 +8,8 @@ import {
   type OAuth2RequestOptions,
   type RefreshTokenClient,
 } from '@agent/oauth2';
-import {
-  classifyError,
-  codeOf,
-  PermanentError,
-  TransientError,
-  type PollerErrorOptions,
-} from '@agent/poller-core';
+import { classifyError, PermanentError, TransientError, type PollerErrorOptions } from '@agent/poller-core';
+import { codeOf } from '@agent/guarded-http';
 
 /** Ids one listing returns at most (pages of 500); older matches wait until the window moves. */
 export const LIST_MAX_IDS = 2500;

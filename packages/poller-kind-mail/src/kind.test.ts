@@ -1,5 +1,6 @@
 import { runKindTick, testPollerKind } from '@agent/poller-core/testing';
 import { renderTemplate, type PollItem } from '@agent/poller-core';
+import { GuardedHttpError } from '@agent/guarded-http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sharedFor, startMailFixture, type MailFixture } from '../test/helpers.js';
 import { mailPollerKind, tickQuery, toPollerError, type MailShared } from './index.js';
@@ -268,13 +269,19 @@ describe('mail errors', () => {
   });
 
   it('an HTTP failure is Permanent only when the client refused the request itself', () => {
-    const refused = toPollerError({ code: 'HTTP_REDIRECT_REFUSED' }, 'work', 'batchModify');
+    const refused = toPollerError(
+      new GuardedHttpError('HTTP_REDIRECT_REFUSED', 'refused'),
+      'work',
+      'batchModify',
+    );
     expect(refused).toMatchObject({ code: 'POLLER_PERMANENT' });
     expect((refused as Error).message).toContain('the URL was refused (HTTP_REDIRECT_REFUSED)');
-    expect(toPollerError({ code: 'HTTP_SSRF_BLOCKED' }, 'work', 'list')).toMatchObject({
-      code: 'POLLER_PERMANENT',
-    });
-    expect(toPollerError({ code: 'HTTP_TIMEOUT' }, 'work', 'list')).toMatchObject({
+    expect(toPollerError(new GuardedHttpError('HTTP_SSRF_BLOCKED', 'blocked'), 'work', 'list')).toMatchObject(
+      {
+        code: 'POLLER_PERMANENT',
+      },
+    );
+    expect(toPollerError(new GuardedHttpError('HTTP_TIMEOUT', 'timed out'), 'work', 'list')).toMatchObject({
       code: 'POLLER_TRANSIENT',
     });
   });

@@ -13,10 +13,11 @@ import {
   type RdfFeed,
   type RssFeed,
 } from 'feedsmith';
-import { parseJsonAsync, timeSlicer, type TimeSlicer } from '@agent/poller-core';
 import { decodeBody } from './charset.js';
 import { parseFeedDate } from './dates.js';
 import { collapseWhitespace, decodeEntities, htmlToText, plainText, truncateText } from './text.js';
+import { parseJsonAsync } from '@agent/guarded-http';
+import { timeSlicer, type TimeSlicer } from '@agent/timers';
 
 /** One entry of a feed, normalised across RSS, Atom, RDF and JSON Feed. */
 export interface FeedItem {

@@ -9,10 +9,8 @@ import {
   httpConfigProperties,
   httpRequestLimits,
   maxItemsConsidered,
-  safeUrl,
   statusFailure,
   TransientError,
-  urlProblems,
   withBaseConfig,
   type JsonValue,
   type PollerKind,
@@ -23,6 +21,7 @@ import {
 import { parseFeedAsync } from './feed.js';
 import { orderOldestFirst } from './order.js';
 import { RSS_PLACEHOLDERS, rssTemplateFields } from './template.js';
+import { safeUrl, urlProblems } from '@agent/guarded-http';
 
 /** Config of an `rss` job, defaults filled in. */
 export interface RssConfig {

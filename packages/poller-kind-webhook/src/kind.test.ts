@@ -1,8 +1,9 @@
-import { classifyError, hashSourceKey, renderTemplate, sourceKeyOf } from '@agent/poller-core';
+import { classifyError, renderTemplate } from '@agent/poller-core';
 import { runKindTick, testPollerKind } from '@agent/poller-core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryLogger, startServer, withLogger, type TestServer } from '../test/helpers.js';
 import { webhookPollerKind, webhookSourceKey } from './index.js';
+import { hashSourceKey, sourceKeyOf } from '@agent/poller-runtime';
 
 const deliver = { channel: 'chat_a', to: 'u1' };
 const base = { deliver, message_template: '{title}', id_field: 'id' };

@@ -7,16 +7,12 @@ import { createHash } from 'node:crypto';
 import {
   asPollerError,
   canonicalJson,
-  DEFAULT_JSON_MAX_DEPTH,
   definePollerKind,
   httpConfigProperties,
   httpRequestLimits,
   maxItemsConsidered,
-  parseJsonAsync,
-  safeUrl,
   statusFailure,
   TransientError,
-  urlProblems,
   withBaseConfig,
   type JsonValue,
   type PollerKind,
@@ -25,6 +21,7 @@ import {
   type TickResult,
 } from '@agent/poller-core';
 import { parsePath, selectItems, webhookFieldLookup } from './items.js';
+import { DEFAULT_JSON_MAX_DEPTH, parseJsonAsync, safeUrl, urlProblems } from '@agent/guarded-http';
 
 /** Config of a `webhook_poll` job, defaults filled in. */
 export interface WebhookConfig {

@@ -75,3 +75,5 @@ export {
   type StateStore,
   type TickStatus,
 } from './store.js';
+export { hashSourceKey, sameSource, sourceKeyOf } from './source-key.js';
+export { isLeaseLost, isStateStoreError, LeaseLostError, StateStoreError } from './errors.js';

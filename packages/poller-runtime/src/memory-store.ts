@@ -1,5 +1,5 @@
 /** In-memory `StateStore` with the same semantics as the SQLite one (tests, `./testing`). */
-import { LeaseLostError, type JsonValue } from '@agent/poller-core';
+import { type JsonValue } from '@agent/poller-core';
 import {
   DELIVERY_LOG_LIMIT,
   emptyJobState,
@@ -12,6 +12,7 @@ import {
   type LeaseInfo,
   type StateStore,
 } from './store.js';
+import { LeaseLostError } from './errors.js';
 
 export interface MemoryStateStoreOptions {
   /** Clock for lease expiry; default `Date.now`. */

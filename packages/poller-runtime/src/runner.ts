@@ -10,8 +10,6 @@ import { sleep, type Clock } from './clock.js';
 import {
   pollerHttp,
   classifyError,
-  isLeaseLost,
-  isStateStoreError,
   PermanentError,
   retryAfterOf,
   safeReason,
@@ -36,6 +34,7 @@ import {
   type TickStatus,
 } from './store.js';
 import type { JobDefinition } from './validate.js';
+import { isLeaseLost, isStateStoreError } from './errors.js';
 
 /** Sends one rendered message. The daemon resolves the agent's binding for the channel. */
 export interface Dispatcher {

@@ -9,12 +9,9 @@ import type { Registry } from 'prom-client';
 import { monotonicNow, systemClock, type Clock } from './clock.js';
 import {
   pollerHttp,
-  isStateStoreError,
-  LeaseLostError,
   PollerError,
   safeReason,
   canonicalJson,
-  sameSource,
   type AgentTool,
   type PollerKind,
   type ResolvedAccount,
@@ -37,6 +34,8 @@ import { jitterBound, leaseTrustMarginMs, leaseTtlMs, withJitter } from './sched
 import { watchStore } from './store-health.js';
 import type { Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
 import { issueLines, validateJobs, type JobDefinition, type RejectedJob } from './validate.js';
+import { isStateStoreError, LeaseLostError } from './errors.js';
+import { sameSource } from './source-key.js';
 
 export interface PollerServiceOptions {
   snapshot: ConfigSnapshot;

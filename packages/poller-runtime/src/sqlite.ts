@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { LeaseLostError, PollerError } from '@agent/poller-core';
+import { PollerError } from '@agent/poller-core';
 import {
   DELIVERY_LOG_LIMIT,
   type BreakerState,
@@ -19,6 +19,7 @@ import {
   type StateStore,
   type TickStatus,
 } from './store.js';
+import { LeaseLostError } from './errors.js';
 
 export interface SqliteStateStoreOptions {
   /** Clock for lease expiry and `seen_at` (ms); default `Date.now`. */

@@ -5,9 +5,9 @@
  * ends, not a line per tick.
  */
 import type { Logger } from '@agent/log';
-import { isLeaseLost, isStateStoreError, StateStoreError } from '@agent/poller-core';
 import type { PollerMetrics } from './metrics.js';
 import type { DeliveryRecord, Fence, JobState, LeaseGrant, LeaseInfo, StateStore } from './store.js';
+import { isLeaseLost, isStateStoreError, StateStoreError } from './errors.js';
 
 /** For calls that never end an outage (their success does not show that a write went through). */
 const never = () => false;

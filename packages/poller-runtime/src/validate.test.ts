@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { scriptedKind, job } from '../test/helpers.js';
-import { hashSourceKey } from '@agent/poller-core';
 import { createKindRegistry, validateJobs } from './index.js';
 import { createTestSnapshot, type TestJobSpec } from './testing.js';
+import { hashSourceKey } from './source-key.js';
 
 const fake = scriptedKind('fake');
 const credKind = scriptedKind('credy', { credentials: 'mail' });

@@ -9,15 +9,10 @@ import {
   type LoadedJob,
   type PollersSnapshot,
 } from '@agent/config-snapshot';
-import {
-  canonicalJson,
-  compileSchema,
-  sourceKeyOf,
-  validateTemplate,
-  type PollerKind,
-} from '@agent/poller-core';
+import { canonicalJson, compileSchema, validateTemplate, type PollerKind } from '@agent/poller-core';
 import type { KindRegistry } from './registry.js';
 import { parseSchedule, type Schedule, type ScheduleSpec } from './schedule.js';
+import { sourceKeyOf } from './source-key.js';
 
 export interface Destination {
   channel: string;
