@@ -11,9 +11,14 @@ import { join } from 'node:path';
 import { loadConfig } from '../packages/config-snapshot/dist/index.js';
 import { silentLogger } from '../packages/log/dist/index.js';
 import { definePollerKind, withBaseConfig } from '../packages/poller-core/dist/index.js';
-import { createKindRegistry, createPollerService } from '../packages/poller-core/dist/runtime.js';
-import { createSqliteStateStore } from '../packages/poller-core/dist/sqlite.js';
-import { Registry } from '../packages/poller-core/node_modules/prom-client/index.js';
+import {
+  createKindRegistry,
+  createPollerService,
+  pollersOf,
+  pollersSectionReader,
+} from '../packages/poller-runtime/dist/index.js';
+import { createSqliteStateStore } from '../packages/poller-runtime/dist/sqlite.js';
+import { Registry } from '../packages/poller-runtime/node_modules/prom-client/index.js';
 
 const quick = process.argv.includes('--quick');
 const burst = process.argv.includes('--burst');
@@ -67,9 +72,9 @@ writeFileSync(
   `pollers:\n  state_db: ${join(root, 'poller.db')}\n  jobs:\n${jobs.join('')}`,
 );
 const t0 = performance.now();
-const loaded = loadConfig(config, { cwd: root, env: {} });
+const loaded = loadConfig(config, { cwd: root, env: {}, sections: [pollersSectionReader()] });
 const loadMs = performance.now() - t0;
-if (!loaded.snapshot || loaded.snapshot.pollers.jobs.length !== JOBS)
+if (!loaded.snapshot || pollersOf(loaded.snapshot)?.jobs.length !== JOBS)
   throw new Error(
     'bench config invalid: ' +
       loaded.errors

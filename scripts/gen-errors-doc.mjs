@@ -29,6 +29,7 @@ export const CATALOGUES = [
   { dir: 'packages/model-providers', module: 'dist/index.js', names: ['MODEL_ERROR_CODES'] },
   { dir: 'packages/oauth2', module: 'dist/index.js', names: ['OAUTH2_ERROR_CODES'] },
   { dir: 'packages/poller-core', module: 'dist/index.js', names: ['POLLER_ERROR_CODES'] },
+  { dir: 'packages/poller-runtime', module: 'dist/index.js', names: ['POLLERS_FILE_CODES'] },
   { dir: 'packages/poller-kind-rss', module: 'dist/index.js', names: ['FEED_ERROR_CODES'] },
   { dir: 'packages/poller-kind-webhook', module: 'dist/index.js', names: ['WEBHOOK_ERROR_CODES'] },
 ];

@@ -4,8 +4,19 @@
  */
 import { resolve } from 'node:path';
 import { formatIssue, loadConfig } from '@agent/config-snapshot';
-import { renderCheckConfig, type CheckConfigOutput, type CheckedJobs } from '@agent/cli/check-config';
-import { validateJobs } from '@agent/poller-runtime';
+import {
+  renderCheckConfig,
+  type CheckConfigOutput,
+  type CheckedPollers,
+  type LegacyFileReport,
+} from '@agent/cli/check-config';
+import {
+  agentDirectory,
+  legacyJobsYaml,
+  pollersOf,
+  validatePollers,
+  type LegacyReport,
+} from '@agent/poller-runtime';
 import { loadOptionsFor } from './daemon.js';
 import { buildKindRegistry } from './kinds.js';
 import { noValidAgentMessage, readAdminToken } from './start-checks.js';
@@ -17,20 +28,31 @@ export async function checkConfig(
   const cwd = opts.cwd ?? process.cwd();
   const result = loadConfig(configDir, loadOptionsFor({ cwd, env: opts.env ?? process.env }));
   const snapshot = result.snapshot;
-  let jobs: CheckedJobs | null = null;
+  let checked: CheckedPollers | null = null;
   const startErrors: string[] = [];
   if (snapshot) {
-    const settings = snapshot.pollers?.settings;
-    if (snapshot.pollers && settings?.enabled) {
-      const registry = await buildKindRegistry(settings.kind_packages, resolve(cwd, configDir), null);
+    const pollers = pollersOf(snapshot);
+    if (pollers) {
+      checked = {
+        enabled: pollers.settings.enabled,
+        total: pollers.jobs.length + pollers.rejected.length,
+        jobs: null,
+        legacy: pollers.legacy.map(legacyFileReport),
+      };
+    }
+    if (pollers?.settings.enabled) {
+      const registry = await buildKindRegistry(pollers.settings.kind_packages, resolve(cwd, configDir), null);
       for (const f of registry.failedPackages()) startErrors.push(`${f.message} [${f.code}]`);
-      const v = validateJobs(snapshot.pollers, snapshot, registry);
-      jobs = {
-        valid: v.valid.length,
-        rejected: v.rejected.map((r) => ({
-          id: r.id ?? `jobs[${r.index}]`,
-          errors: r.issues.map((i) => snapshot.redact(formatIssue(i))),
-        })),
+      const v = validatePollers(pollers, agentDirectory(snapshot), registry);
+      checked = {
+        ...checked!,
+        jobs: {
+          valid: v.valid.length,
+          rejected: v.rejected.map((r) => ({
+            id: r.id ?? `jobs[${r.index}]`,
+            errors: r.issues.map((i) => snapshot.redact(formatIssue(i))),
+          })),
+        },
       };
     }
     const noAgent = noValidAgentMessage(result, configDir);
@@ -41,5 +63,21 @@ export async function checkConfig(
       if ('error' in read) startErrors.push(read.error);
     }
   }
-  return renderCheckConfig(result, jobs, startErrors);
+  return renderCheckConfig(result, checked, startErrors);
+}
+
+function legacyFileReport(r: LegacyReport): LegacyFileReport {
+  return {
+    title: r.title,
+    file: r.file,
+    jobs: r.jobs.map((j) => ({
+      id: j.id,
+      source: j.source,
+      agent: j.agent,
+      agentRule: j.agentRule,
+      overridden: j.overridden,
+    })),
+    rejected: r.rejected.map((x) => ({ id: x.id, message: x.issues[0]?.message ?? 'invalid' })),
+    yaml: legacyJobsYaml(r),
+  };
 }

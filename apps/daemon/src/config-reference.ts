@@ -1,10 +1,22 @@
 /** The generated configuration reference (`docs/config/`): core files plus every built-in plugin's blocks. */
 import { builtinChannels } from '@agent/channels';
 import { coreReferenceEntries, renderReference, type ReferenceEntry } from '@agent/config-snapshot';
+import { jobSchema, pollersFileSchema } from '@agent/poller-runtime';
 import { accountSchemas, builtinKinds } from './kinds.js';
 
 export function configReferenceEntries(): ReferenceEntry[] {
   const entries = [...coreReferenceEntries];
+  // pollers.yaml is the poller runtime's: its settings and one job's envelope.
+  entries.push(
+    { name: 'pollers.md', title: 'pollers.yaml', schema: pollersFileSchema },
+    {
+      name: 'poller-job.md',
+      title: 'pollers.yaml: one job (`pollers.jobs[]`)',
+      intro:
+        'Each job is validated on its own; an invalid job never stops its siblings. `config` is validated by the kind.',
+      schema: jobSchema,
+    },
+  );
   for (const ch of builtinChannels) {
     entries.push({
       name: `plugin-${ch.name}.md`,

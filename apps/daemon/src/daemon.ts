@@ -29,6 +29,8 @@ import {
   type SnapshotStore,
 } from '@agent/config-snapshot';
 import { createLogger, type LogFormat, type Logger, type LogLevel } from '@agent/log';
+import { pollersSectionReader } from '@agent/poller-runtime';
+import { mailLegacyJobSource } from '@agent/poller-kind-mail';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { registerBuildInfo } from './build-info.js';
 import { createConfigMetrics } from './config-metrics.js';
@@ -76,6 +78,7 @@ export function loadOptionsFor(opts: Pick<DaemonOptions, 'cwd' | 'env'>): Omit<L
     env: opts.env ?? process.env,
     channels: builtinChannels.map((c) => c.name),
     pluginSchemas,
+    sections: [pollersSectionReader({ legacy: [mailLegacyJobSource] })],
   };
 }
 

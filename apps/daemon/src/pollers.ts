@@ -1,9 +1,15 @@
 /** The poller subsystem as the daemon runs it: kinds, state store, runner service, tools, reload. */
 import { resolve } from 'node:path';
 import type { AgentRuntime } from '@agent/agent-runtime';
-import { warnLegacyMailJobs, type ConfigSnapshot } from '@agent/config-snapshot';
+import type { ConfigSnapshot } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
-import { createPollerService, type PollerService, type ReloadPlan } from '@agent/poller-runtime';
+import {
+  createPollerService,
+  pollersOf,
+  warnLegacyJobs,
+  type PollerService,
+  type ReloadPlan,
+} from '@agent/poller-runtime';
 import { createSqliteStateStore } from '@agent/poller-runtime/sqlite';
 import type { Registry } from 'prom-client';
 import { holderId, holderIsGone } from './holder.js';
@@ -29,7 +35,7 @@ export interface PollerSubsystemOptions {
  * reloads: it applies job changes, loads newly listed kind packages, and reports what needs a restart.
  */
 export async function startPollers(opts: PollerSubsystemOptions): Promise<PollerSubsystem> {
-  const settings = opts.snapshot.pollers?.settings;
+  const settings = pollersOf(opts.snapshot)?.settings;
   if (!settings?.enabled) return offSubsystem();
   const { logger } = opts;
   const kindsDir = resolve(opts.cwd, opts.configDir);
@@ -59,7 +65,7 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
     await store.close();
     throw err;
   }
-  warnLegacyMailJobs(opts.snapshot, logger);
+  warnLegacyJobs(pollersOf(opts.snapshot)?.legacy ?? [], logger);
   const removeTools = opts.runtime.registerTools(() => service.tools());
 
   return {
@@ -67,21 +73,23 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
     service,
     async apply(next): Promise<ApplyReport> {
       const restartRequired = runningSettingsChanged(registry.packages(), statePath, next, opts.cwd);
-      if (!next.pollers?.settings.enabled) return { restartRequired };
-      await loadListedKindPackages(registry, next.pollers.settings.kind_packages, kindsDir, logger);
+      const nextSettings = pollersOf(next)?.settings;
+      if (!nextSettings?.enabled) return { restartRequired };
+      await loadListedKindPackages(registry, nextSettings.kind_packages, kindsDir, logger);
       // Job definitions reference agents and secrets too, so every applied snapshot is planned; an unchanged
       // configuration plans only `keep`.
       const plan = await service.reload(next);
-      warnLegacyMailJobs(next, logger);
+      warnLegacyJobs(pollersOf(next)?.legacy ?? [], logger);
       return reportOf(plan, restartRequired);
     },
     async status(current): Promise<ApplyReport> {
       const restartRequired = runningSettingsChanged(registry.packages(), statePath, current, opts.cwd);
-      if (!current.pollers?.settings.enabled) return { restartRequired };
+      const currentSettings = pollersOf(current)?.settings;
+      if (!currentSettings?.enabled) return { restartRequired };
       // The files are as they were, but a listed kind package that failed to load may be installed by now:
       // it is tried again, and the running snapshot is planned once more when one loaded (its jobs start).
       const loaded = registry.packages().length;
-      await loadListedKindPackages(registry, current.pollers.settings.kind_packages, kindsDir, logger);
+      await loadListedKindPackages(registry, currentSettings.kind_packages, kindsDir, logger);
       if (registry.packages().length > loaded)
         return reportOf(await service.reload(current), restartRequired);
       // Otherwise every running job stays, and the rejections of the last start or reload stand.
@@ -122,10 +130,12 @@ function offSubsystem(): PollerSubsystem {
     name: 'pollers',
     service: null,
     async apply(next) {
-      return next.pollers?.settings.enabled ? { restartRequired: [{ field: 'pollers.yaml enabled' }] } : {};
+      return pollersOf(next)?.settings.enabled
+        ? { restartRequired: [{ field: 'pollers.yaml enabled' }] }
+        : {};
     },
     async status(current) {
-      return current.pollers?.settings.enabled
+      return pollersOf(current)?.settings.enabled
         ? { restartRequired: [{ field: 'pollers.yaml enabled' }] }
         : {};
     },
@@ -139,7 +149,7 @@ function runningSettingsChanged(
   next: ConfigSnapshot,
   cwd: string,
 ): { field: string }[] {
-  const s = next.pollers?.settings;
+  const s = pollersOf(next)?.settings;
   if (!s) return [{ field: 'pollers.yaml removed' }];
   const out: { field: string }[] = [];
   if (!s.enabled) out.push({ field: 'pollers.yaml enabled' });

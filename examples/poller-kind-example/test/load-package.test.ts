@@ -9,7 +9,9 @@ import {
   createKindRegistry,
   createPollerService,
   loadKindPackages,
-  validateJobs,
+  agentDirectory,
+  pollersOf,
+  validatePollers,
 } from '@agent/poller-runtime';
 import {
   createFakeClock,
@@ -101,7 +103,7 @@ describe('loading @agent/example-poller-kind as a kind package', () => {
         },
       ],
     });
-    const v = validateJobs(snapshot.pollers, snapshot, registry);
+    const v = validatePollers(pollersOf(snapshot), agentDirectory(snapshot), registry);
     expect(v.valid.map((d) => d.id)).toEqual(['good']);
     expect(v.rejected[0]!.id).toBe('bad');
     expect(v.rejected[0]!.issues[0]!.hint).toContain('@acme/missing-poller-kind');

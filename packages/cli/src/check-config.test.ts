@@ -25,93 +25,28 @@ const BASE = {
   'llm.yaml':
     'providers:\n  main:\n    type: openai\n    base_url: http://127.0.0.1:1/v1\n    api_key: k-123456\n',
   'plugins/log.yaml': 'instances:\n  default: {}\n',
-  'plugins/mail.yaml': 'accounts:\n  work:\n    user: me@work.example\n',
   'agents.d/ops.yaml':
-    'model:\n  provider: main\n  name: m\nsystem_prompt: hi\ninbound_bindings:\n  - plugin: log\n    allowed_tools: ["*"]\ncredentials:\n  mail: work\n',
+    'model:\n  provider: main\n  name: m\nsystem_prompt: hi\ninbound_bindings:\n  - plugin: log\n    allowed_tools: ["*"]\n',
   'agents.d/helper.yaml':
     'model:\n  provider: main\n  name: m\nsystem_prompt: hi\ninbound_bindings:\n  - plugin: log\n    allowed_tools: ["*"]\n',
 };
 
 describe('renderCheckConfig', () => {
-  it('prints every translated job id and the YAML to paste into pollers.yaml', () => {
-    const { result, dir } = load({
-      ...BASE,
-      'plugins/mail-poller.yaml': `mail_poller:
-  interval_secs: 600
-  notify: { channel: log, to: op }
-  template: "Mail: {snippet}"
-  accounts:
-    work:
-      query: "is:unread"
-      mark_read: true
-  jobs:
-    - name: invoices
-      agent: helper
-      query: "subject:invoice"
-    - name: lost
-      query: "x"
-`,
-    });
-    const out = renderCheckConfig(result);
-    expect(out.stdout).toEqual([
-      'config has errors: 2 valid agent(s), 2 poller job(s)',
-      '',
-      `legacy mail poller ${join(dir, 'plugins', 'mail-poller.yaml')} (deprecated: it no longer runs its own loop):`,
-      '  legacy-mail-work (from mail_poller.accounts.work): agent ops, inferred: the agent whose credentials.mail is this account',
-      '  legacy-mail-invoices (from mail_poller.jobs[0]): agent helper, named by the entry',
-      '  legacy-mail-lost: not translated, cannot tell which agent runs legacy mail job "lost"',
-      '',
-      'To migrate, add these jobs to pollers.yaml under pollers.jobs (check every inferred agent), then delete the legacy file:',
-      '',
-      'pollers:',
-      '  jobs:',
-      '    - id: legacy-mail-work',
-      '      kind: mail',
-      '      agent: ops',
-      '      schedule:',
-      '        every_secs: 600',
-      '      config:',
-      '        query: is:unread',
-      '        message_template: "Mail: {snippet}"',
-      '        mark_read_on_dispatch: true',
-      '        deliver:',
-      '          channel: log',
-      '          to: op',
-      '    - id: legacy-mail-invoices',
-      '      kind: mail',
-      '      agent: helper',
-      '      schedule:',
-      '        every_secs: 600',
-      '      config:',
-      '        query: subject:invoice',
-      '        message_template: "Mail: {snippet}"',
-      '        deliver:',
-      '          channel: log',
-      '          to: op',
-    ]);
-    expect(out.stderr.join('\n')).toContain('CONFIG_LEGACY_AGENT');
-    expect(out.exitCode).toBe(1);
-  });
-
-  it('a clean config without a legacy file: one line, exit 0', () => {
+  it('a clean config: one line, exit 0', () => {
     const out = renderCheckConfig(load(BASE).result);
     expect(out).toEqual({ stdout: ['config ok: 2 agent(s)'], stderr: [], exitCode: 0 });
   });
 
-  it('an overridden legacy job is named and left out of the YAML', () => {
-    const { result } = load({
-      ...BASE,
-      'pollers.yaml':
-        'pollers:\n  jobs:\n    - id: legacy-mail-work\n      kind: mail\n      agent: ops\n      schedule: { every_secs: 60 }\n      config: { query: q }\n',
-      'plugins/mail-poller.yaml':
-        'mail_poller:\n  accounts:\n    work: { query: q, template: t, notify: { channel: log, to: op } }\n',
+  it('pollers the daemon checked: counts and each rejected job on stderr, exit 1', () => {
+    const out = renderCheckConfig(load(BASE).result, {
+      enabled: true,
+      total: 3,
+      jobs: { valid: 2, rejected: [{ id: 'bad', errors: ['config/pollers.yaml:4:7 kind: nope'] }] },
+      legacy: [],
     });
-    const out = renderCheckConfig(result);
-    expect(out.stdout).toContain(
-      '  legacy-mail-work (from mail_poller.accounts.work): not used, pollers.yaml defines this id',
-    );
-    expect(out.stdout.join('\n')).not.toContain('To migrate');
-    expect(out.exitCode).toBe(0);
+    expect(out.stdout).toEqual(['config has errors: 2 valid agent(s), 2 of 3 poller job(s) valid']);
+    expect(out.stderr).toEqual(['error: job bad: config/pollers.yaml:4:7 kind: nope']);
+    expect(out.exitCode).toBe(1);
   });
 
   it('a fatal config: errors on stderr, exit 1', () => {

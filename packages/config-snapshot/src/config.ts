@@ -161,7 +161,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
         broker: candidate.broker,
         memory: candidate.memory,
         plugins: candidate.plugins,
-        pollers: candidate.pollers,
+        sections: sectionValues(candidate, null),
         secrets: candidate.secrets,
         secretFiles: candidate.secretFiles,
       },
@@ -273,7 +273,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
     broker: prev.broker,
     memory: prev.memory,
     plugins,
-    pollers: candidate.pollersInvalid ? prev.pollers : candidate.pollers,
+    sections: sectionValues(candidate, prev),
     secrets,
     secretFiles,
   });
@@ -290,6 +290,14 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
   };
 }
 
+/** Each section's new value, or its running one where a file of it could not be used. */
+function sectionValues(candidate: Candidate, prev: ConfigSnapshot | null): ReadonlyMap<string, unknown> {
+  const out = new Map<string, unknown>();
+  for (const [name, r] of candidate.sections)
+    out.set(name, r.keepPrevious && prev ? (prev.sections.get(name) ?? null) : r.value);
+  return out;
+}
+
 function build(
   candidate: Candidate,
   version: number,
@@ -301,7 +309,7 @@ function build(
     broker: ConfigSnapshot['broker'];
     memory: ConfigSnapshot['memory'];
     plugins: Map<string, PluginSnapshot>;
-    pollers: ConfigSnapshot['pollers'];
+    sections: ReadonlyMap<string, unknown>;
     secrets: ReadonlySet<string>;
     secretFiles: string[];
   },
@@ -314,12 +322,11 @@ function build(
     llm,
     agents,
     invalidAgents: parts.invalidAgents,
-    pollers: parts.pollers,
+    sections: parts.sections,
     broker: parts.broker,
     memory: parts.memory,
     runtime: parts.runtime,
     plugins: parts.plugins,
-    legacyMailPoller: candidate.legacyMailPoller,
     secretFiles: parts.secretFiles,
     contentHash: candidate.contentHash,
     redact,

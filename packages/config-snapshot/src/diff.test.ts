@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { changedPaths, diff } from './diff.js';
 import { createSnapshotStore, SnapshotVersionError } from './store.js';
-import { agentYaml, baseFiles, tempConfig, type TempDir } from './test-helpers.js';
+import { agentYaml, baseFiles, tempConfig, type TempDir } from './testing.js';
 
 let dirs: TempDir[] = [];
 afterEach(() => {

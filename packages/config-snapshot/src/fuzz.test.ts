@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig, type LoadResult } from './config.js';
-import { tempConfig } from './test-helpers.js';
+import { tempConfig } from './testing.js';
 
 const exampleDir = join(import.meta.dirname, '..', '..', '..', 'config');
 

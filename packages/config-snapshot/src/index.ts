@@ -10,14 +10,10 @@ export {
   type IssueScope,
   type IssueSeverity,
 } from './issues.js';
-export type {
-  AgentSnapshot,
-  ConfigSnapshot,
-  LegacyFile,
-  LoadedJob,
-  PluginSnapshot,
-  PollersSnapshot,
-} from './snapshot.js';
+export type { AgentSnapshot, ConfigSnapshot, PluginSnapshot } from './snapshot.js';
+export type { SectionAgent, SectionContext, SectionReader, SectionResult } from './section.js';
+export { issueAt, type IssueInput, type SourceFile } from './source.js';
+export { validateAt, type OneOfFailure, type ValidateOptions } from './validate.js';
 export { secretRedactor } from './snapshot.js';
 export {
   DEFAULT_QUIET_MAX_WAIT_MS,
@@ -29,7 +25,7 @@ export {
   type QuietReadOptions,
   type RejectedAgent,
 } from './config.js';
-export { LEGACY_MAIL_POLLER_FILE, type PluginSchemas, type ReadOptions } from './load.js';
+export type { PluginSchemas, ReadOptions } from './load.js';
 export {
   diff,
   changedPaths,
@@ -49,19 +45,3 @@ export { compile as compileSchema } from './validate.js';
 export { coreReferenceEntries, renderReference, type ReferenceEntry } from './reference.js';
 export { watchConfig, type ConfigWatcher, type ConfigWatcherOptions } from './watch.js';
 export { loadClientConfig, type ClientConfig } from './client-config.js';
-export {
-  LEGACY_DEFAULT_INTERVAL_SECS,
-  LEGACY_DEPRECATION_MESSAGE,
-  LEGACY_FIELD_MAP,
-  LEGACY_JOB_ID_PREFIX,
-  LEGACY_MAIL_CREDENTIALS,
-  legacyJobsYaml,
-  legacyMailPollerSchema,
-  legacyTranslation,
-  translateLegacyMailPoller,
-  warnLegacyMailJobs,
-  type AgentRule,
-  type LegacyAgentInfo,
-  type LegacyMailTranslation,
-  type TranslatedLegacyJob,
-} from './legacy.js';

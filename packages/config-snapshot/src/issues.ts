@@ -1,8 +1,11 @@
 /** Problems found while loading configuration. Never thrown: returned as data with stable codes. */
 
 export type IssueSeverity = 'error' | 'warning';
-/** What an issue blocks: the whole load (`global`), one agent, one provider, one plugin file, the poller file or one job. */
-export type IssueScope = 'global' | 'agent' | 'provider' | 'plugin' | 'pollers' | 'job';
+/**
+ * What an issue blocks: the whole load (`global`), one agent, one provider, one plugin file, a section owned
+ * by another package (`section`, e.g. `pollers.yaml`) or one job of a section.
+ */
+export type IssueScope = 'global' | 'agent' | 'provider' | 'plugin' | 'section' | 'job';
 
 export interface ConfigIssue {
   /** A `CONFIG_*` code of this package, or a code of the package that validated the part (e.g. `POLLER_*`). */
@@ -22,6 +25,8 @@ export interface ConfigIssue {
   jobId?: string;
   provider?: string;
   plugin?: string;
+  /** The section's name (its reader's), for `section` and `job` issues. */
+  section?: string;
 }
 
 /** What one code means and what the operator does about it. */
@@ -107,10 +112,6 @@ export const CONFIG_ISSUE_CODES = {
     meaning: 'Two files define the same agent (`a.yaml` and `a.yml`).',
     action: 'Keep one.',
   },
-  CONFIG_DUPLICATE_JOB: {
-    meaning: 'Several jobs share an id; all of them are rejected.',
-    action: 'Give each job its own id.',
-  },
   CONFIG_UNKNOWN_PROVIDER: {
     meaning: 'An agent names a provider that `llm.yaml` lacks or that is invalid.',
     action: 'Define it, or fix the errors reported for `llm.yaml`.',
@@ -127,13 +128,14 @@ export const CONFIG_ISSUE_CODES = {
     meaning: 'An agent credential names an account that is missing or invalid.',
     action: 'Define it under `accounts` in `plugins/<kind>.yaml`.',
   },
-  CONFIG_LEGACY_AGENT: {
-    meaning: 'A legacy mail-poller job (in `plugins/mail.yaml`) whose agent cannot be inferred.',
-    action: 'Add `agent: <id>` to the legacy entry, or move the job to `pollers.yaml`.',
-  },
   CONFIG_PLUGIN_NO_SCHEMA: {
     meaning: 'A warning: a plugin file nobody knows; its blocks are not validated.',
     action: 'Check the file name against the channels and kinds the daemon has.',
+  },
+  CONFIG_SECTION_FAILED: {
+    meaning:
+      'The reader of a section (a file another package owns, e.g. `pollers.yaml`) failed unexpectedly.',
+    action: 'Report it with the log line; the section keeps its running value.',
   },
   CONFIG_NO_AGENTS: {
     meaning: 'A warning: no agent files were found.',

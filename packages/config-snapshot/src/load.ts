@@ -3,37 +3,26 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ConfigIssue, IssueScope } from './issues.js';
-import { mergeLegacyMailPoller } from './legacy.js';
 import { resolveRefs, type RefContext } from './refs.js';
 import {
   agentFileSchema,
   blockNameSchema,
   brokerFileSchema,
   ID_LIMITS,
-  jobSchema,
   llmFileSchema,
   memoryFileSchema,
   pluginFileSchema,
-  pollersFileSchema,
   runtimeFileSchema,
   type AgentFile,
   type BrokerFile,
   type LlmFile,
   type MemoryFile,
-  type PollerJob,
-  type PollersFile,
   type ProviderConfig,
   type RuntimeFile,
 } from './schemas.js';
-import type { AgentSnapshot, LegacyFile, LoadedJob, PluginSnapshot, PollersSnapshot } from './snapshot.js';
-import {
-  beginReadPass,
-  issueAt,
-  readYamlFile,
-  type IssueInput,
-  type Segments,
-  type SourceFile,
-} from './source.js';
+import type { SectionReader, SectionResult } from './section.js';
+import type { AgentSnapshot, PluginSnapshot } from './snapshot.js';
+import { beginReadPass, issueAt, readYamlFile, type IssueInput, type SourceFile } from './source.js';
 import { validateAt } from './validate.js';
 
 export interface PluginSchemas {
@@ -56,9 +45,9 @@ export interface ReadOptions {
    * parsed (see `loadConfigWhenQuiet`). Absent: every file is read as it is.
    */
   settledBefore?: number;
+  /** Readers of the files other packages own (e.g. `pollers.yaml`); see `section.ts`. */
+  sections?: readonly SectionReader[];
 }
-
-export const LEGACY_MAIL_POLLER_FILE = 'mail-poller.yaml';
 
 /** Plugin fields whose values are secrets even when written literally. */
 const SECRET_FIELD = /(token|secret|password|api_?key)$/i;
@@ -75,13 +64,12 @@ export interface Candidate {
   agents: Map<string, Omit<AgentSnapshot, 'version'>>;
   /** Agents whose file exists but is invalid, with their issues. */
   rejectedAgents: Map<string, ConfigIssue[]>;
-  pollers: PollersSnapshot | null;
-  pollersInvalid: boolean;
+  /** What each section reader returned, by section name. */
+  sections: Map<string, SectionResult>;
   broker: BrokerFile;
   memory: MemoryFile;
   runtime: RuntimeFile;
   plugins: Map<string, PluginSnapshot>;
-  legacyMailPoller: LegacyFile | null;
   /** Every file named by `${file:}`, including missing and refused ones, so that the watcher follows them. */
   secretFiles: string[];
   secrets: Set<string>;
@@ -132,13 +120,11 @@ function readDirectory(configDir: string, opts: ReadOptions): Candidate {
     invalidProviders: new Set(),
     agents: new Map(),
     rejectedAgents: new Map(),
-    pollers: null,
-    pollersInvalid: false,
+    sections: new Map(),
     broker: defaultsOf(brokerFileSchema) as BrokerFile,
     memory: defaultsOf(memoryFileSchema) as MemoryFile,
     runtime: defaultsOf(runtimeFileSchema) as RuntimeFile,
     plugins: new Map(),
-    legacyMailPoller: null,
     secretFiles: [],
     secrets,
     contentHash: '',
@@ -204,16 +190,14 @@ function readDirectory(configDir: string, opts: ReadOptions): Candidate {
     else (candidate as unknown as Record<string, unknown>)[key] = doc;
   }
 
-  // Plugin files: channel instances and provider accounts.
+  // Plugin files: channel instances and provider accounts (a file a section owns is the section's).
+  const owned = new Set((opts.sections ?? []).flatMap((r) => r.files));
   const pluginDir = join(configDir, 'plugins');
   for (const rel of yamlFiles(pluginDir)) {
+    if (owned.has(`plugins/${rel}`)) continue;
     const name = rel.replace(/\.ya?ml$/, '');
     const src = read(`plugins/${rel}`, 'plugin', { plugin: name });
     if (!src) continue;
-    if (rel === LEGACY_MAIL_POLLER_FILE) {
-      candidate.legacyMailPoller = { file: src.display, value: src.value };
-      continue;
-    }
     readPlugin(name, src, opts, candidate, (base, sink) => refCtx(src, base, sink));
   }
 
@@ -306,15 +290,9 @@ function readDirectory(configDir: string, opts: ReadOptions): Candidate {
     else candidate.agents.set(id, agent);
   }
 
-  // pollers.yaml: the subsystem's settings, and each job on its own.
-  if (existsSync(join(configDir, 'pollers.yaml'))) {
-    const src = read('pollers.yaml', 'pollers');
-    if (!src) candidate.pollersInvalid = true;
-    else readPollers(src, candidate, (base, sink) => refCtx(src, base, sink));
-  }
-
-  // Legacy plugins/mail-poller.yaml: its jobs join pollers.jobs (legacy.ts).
-  mergeLegacyMailPoller(candidate);
+  // Sections: the files other packages own, read here and checked by their owner's reader.
+  for (const reader of opts.sections ?? [])
+    candidate.sections.set(reader.name, readSection(reader, candidate, read, refCtx));
 
   candidate.secretFiles = [...secretFiles.keys()].sort();
   const h = createHash('sha256');
@@ -532,74 +510,49 @@ function readAgent(
   };
 }
 
-function readPollers(src: SourceFile, candidate: Candidate, ctxFor: RefCtxFactory): void {
-  const base = { scope: 'pollers' as const };
-  const value = (src.value ?? {}) as { pollers?: Record<string, unknown> };
-  const rawJobs = value?.pollers && typeof value.pollers === 'object' ? value.pollers.jobs : undefined;
-  // Settings without jobs: each job is checked on its own below.
-  const sink: ConfigIssue[] = [];
-  const settingsOnly =
-    value && typeof value === 'object' && value.pollers && typeof value.pollers === 'object'
-      ? { ...value, pollers: { ...value.pollers, jobs: Array.isArray(rawJobs) ? [] : rawJobs } }
-      : value;
-  const resolved = resolveRefs(settingsOnly, ctxFor(base, sink)) as PollersFile;
-  if (sink.length === 0) sink.push(...validateAt(pollersFileSchema, resolved, src, [], base));
-  candidate.issues.push(...sink);
-  if (sink.length > 0) {
-    candidate.pollersInvalid = true;
-    return;
+type ReadFile = (rel: string, scope: IssueScope, extra?: Partial<IssueInput>) => SourceFile | undefined;
+
+/** Reads a section's files and hands them to its owner's reader; a reader that throws is an issue. */
+function readSection(
+  reader: SectionReader,
+  candidate: Candidate,
+  read: ReadFile,
+  refCtx: (src: SourceFile, base: Omit<IssueInput, 'code' | 'message'>, sink: ConfigIssue[]) => RefContext,
+): SectionResult {
+  const files = new Map<string, SourceFile>();
+  const unreadable = new Set<string>();
+  for (const rel of reader.files) {
+    if (!existsSync(join(candidate.configDir, rel))) continue;
+    const src = read(rel, 'section', { section: reader.name });
+    if (src) files.set(rel, src);
+    else unreadable.add(rel);
   }
-  const { jobs: _none, ...settings } = resolved.pollers;
-  const jobs: LoadedJob[] = [];
-  const rejected: { id?: string; index: number; issues: ConfigIssue[] }[] = [];
-  const byId = new Map<string, number[]>();
-  (Array.isArray(rawJobs) ? rawJobs : []).forEach((raw, index) => {
-    const path: Segments = ['pollers', 'jobs', index];
-    // An id too long to be valid is no name for the job: it would flood every log line and list.
-    const id =
-      raw &&
-      typeof raw === 'object' &&
-      typeof (raw as { id?: unknown }).id === 'string' &&
-      (raw as { id: string }).id.length <= ID_LIMITS.job
-        ? (raw as { id: string }).id
-        : undefined;
-    const jobBase = { scope: 'job' as const, ...(id ? { jobId: id } : {}) };
-    const jobSink: ConfigIssue[] = [];
-    const job = resolveRefs(raw, ctxFor(jobBase, jobSink), path);
-    if (jobSink.length === 0) jobSink.push(...validateAt(jobSchema, job, src, path, jobBase));
-    if (id) byId.set(id, [...(byId.get(id) ?? []), index]);
-    if (jobSink.length > 0) {
-      rejected.push({ ...(id ? { id } : {}), index, issues: jobSink });
-      return;
-    }
-    jobs.push({
-      index,
-      spec: job as PollerJob,
-      issueAt: (p, message, hint, code = 'CONFIG_INVALID_VALUE') =>
-        issueAt(src, [...path, ...p], { ...jobBase, code, message, ...(hint ? { hint } : {}) }),
+  const agents = [...candidate.agents.values()].map((a) => ({
+    id: a.id,
+    credentials: { ...(a.definition.credentials as Record<string, string> | undefined) },
+  }));
+  try {
+    const result = reader.read({
+      files,
+      unreadable,
+      agents,
+      resolveRefs: (src, value, path, base, sink) => resolveRefs(value, refCtx(src, base, sink), path),
     });
-  });
-  // Duplicate ids reject every entry that shares the id.
-  for (const [id, indexes] of byId) {
-    if (indexes.length < 2) continue;
-    for (const index of indexes) {
-      const issue = issueAt(src, ['pollers', 'jobs', index, 'id'], {
-        scope: 'job',
-        jobId: id,
-        code: 'CONFIG_DUPLICATE_JOB',
-        message: `job id "${id}" is used by ${indexes.length} jobs`,
-        hint: 'give every job its own id',
-      });
-      const loaded = jobs.findIndex((j) => j.index === index);
-      if (loaded >= 0) jobs.splice(loaded, 1);
-      const r = rejected.find((x) => x.index === index);
-      if (r) r.issues.push(issue);
-      else rejected.push({ id, index, issues: [issue] });
-    }
+    candidate.issues.push(...result.issues);
+    return result;
+  } catch (err) {
+    candidate.issues.push({
+      code: 'CONFIG_SECTION_FAILED',
+      severity: 'error',
+      scope: 'section',
+      section: reader.name,
+      file: join(candidate.configDir, reader.files[0] ?? ''),
+      path: '',
+      message: `the reader of section "${reader.name}" failed: ${(err as Error).message}`,
+      hint: 'report this as a bug; the section keeps its running value',
+    });
+    return { value: null, issues: [], keepPrevious: true };
   }
-  for (const r of rejected) candidate.issues.push(...r.issues);
-  rejected.sort((a, b) => a.index - b.index);
-  candidate.pollers = { file: src.display, settings, jobs, rejected };
 }
 
 function isDir(p: string): boolean {

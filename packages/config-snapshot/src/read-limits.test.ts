@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, loadConfigWhenQuiet } from './config.js';
 import { formatIssue } from './issues.js';
 import { cachedParseCount, MAX_FILE_BYTES, MAX_YAML_DEPTH, parseYamlText } from './source.js';
-import { agentYaml, baseFiles, tempConfig, type TempDir } from './test-helpers.js';
+import { agentYaml, baseFiles, tempConfig, type TempDir } from './testing.js';
 
 let dirs: TempDir[] = [];
 const make = (files: Record<string, string>): TempDir => {

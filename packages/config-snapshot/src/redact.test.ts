@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { makeRedactor, secretRedactor } from './snapshot.js';
-import { baseFiles, LLM, tempConfig, type TempDir } from './test-helpers.js';
+import { baseFiles, LLM, tempConfig, type TempDir } from './testing.js';
 
 let dirs: TempDir[] = [];
 afterEach(() => {

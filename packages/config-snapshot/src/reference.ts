@@ -2,11 +2,9 @@
 import {
   agentFileSchema,
   brokerFileSchema,
-  jobSchema,
   llmFileSchema,
   memoryFileSchema,
   pluginFileSchema,
-  pollersFileSchema,
   runtimeFileSchema,
 } from './schemas.js';
 
@@ -100,14 +98,6 @@ export function renderReference(entry: ReferenceEntry): string {
 export const coreReferenceEntries: readonly ReferenceEntry[] = [
   { name: 'llm.md', title: 'llm.yaml', schema: llmFileSchema },
   { name: 'agent.md', title: 'agents.d/<agent_id>.yaml', schema: agentFileSchema },
-  { name: 'pollers.md', title: 'pollers.yaml', schema: pollersFileSchema },
-  {
-    name: 'poller-job.md',
-    title: 'pollers.yaml: one job (`pollers.jobs[]`)',
-    intro:
-      'Each job is validated on its own; an invalid job never stops its siblings. `config` is validated by the kind.',
-    schema: jobSchema,
-  },
   { name: 'runtime.md', title: 'runtime.yaml', schema: runtimeFileSchema },
   { name: 'broker.md', title: 'broker.yaml', schema: brokerFileSchema },
   { name: 'memory.md', title: 'memory.yaml', schema: memoryFileSchema },

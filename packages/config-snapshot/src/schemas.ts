@@ -9,8 +9,6 @@ import type { FromSchema } from 'json-schema-to-ts';
  * bounded and made of plain characters; recipients (`deliver.to`) are free-form but bounded too.
  */
 export const ID_LIMITS = {
-  /** Job ids (`pollers.jobs[].id`). */
-  job: 128,
   /** Agent ids (the file names in `agents.d/`). */
   agent: 64,
   /** Provider, plugin, instance, account, channel and tool names, and kind names. */
@@ -19,16 +17,16 @@ export const ID_LIMITS = {
   recipient: 256,
 } as const;
 
-const idPattern = '^[A-Za-z0-9][A-Za-z0-9_.-]*$';
+/** Names of providers, plugins, instances, accounts and channels: letters, digits, `_`, `.`, `-`. */
+export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]*$';
+const idPattern = NAME_PATTERN;
 /** Agent ids: letters, digits, `_` and `-` (no `.`: they are file and directory names). */
 export const AGENT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_-]*$';
-/** Kind names: lower case, digits and `_`, starting with a letter. */
-export const KIND_PATTERN = '^[a-z][a-z0-9_]*$';
 /** Recipients may hold any character but a control character (a line break would forge log lines). */
 export const RECIPIENT_PATTERN = '^[^\\u0000-\\u001f\\u007f]+$';
 
-const nameSchema = { type: 'string', pattern: idPattern, maxLength: ID_LIMITS.name } as const;
-const recipientSchema = {
+export const nameSchema = { type: 'string', pattern: idPattern, maxLength: ID_LIMITS.name } as const;
+export const recipientSchema = {
   type: 'string',
   minLength: 1,
   maxLength: ID_LIMITS.recipient,
@@ -181,148 +179,6 @@ export const agentFileSchema = {
       type: 'string',
       minLength: 1,
       description: 'Transcript directory (JSONL per session). Restart required.',
-    },
-  },
-} as const;
-
-export const scheduleSchema = {
-  description: 'Exactly one of `every_secs`, `cron`, `at`.',
-  oneOf: [
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['every_secs'],
-      properties: { every_secs: { type: 'integer', minimum: 1, description: 'Repeat every N seconds.' } },
-    },
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['cron'],
-      properties: {
-        cron: { type: 'string', description: '6 fields: sec min hour dom mon dow.' },
-        tz: { type: 'string', description: 'IANA zone; always honoured. Default UTC.' },
-        stagger_jitter_ms: {
-          type: 'integer',
-          minimum: 0,
-          description: 'Per-job jitter; overrides `default_jitter_ms`.',
-        },
-      },
-    },
-    {
-      type: 'object',
-      additionalProperties: false,
-      required: ['at'],
-      properties: {
-        at: { type: 'string', description: 'RFC 3339 instant; fires once, then the job stays paused.' },
-      },
-    },
-  ],
-} as const;
-
-export const deliverSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['channel', 'to'],
-  properties: {
-    channel: {
-      ...nameSchema,
-      description: 'Channel plugin name (at most 64 characters); the job agent must have a binding for it.',
-    },
-    to: {
-      ...recipientSchema,
-      description: 'Recipient id on that channel: at most 256 characters, no control characters.',
-    },
-  },
-} as const;
-
-export const jobSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['id', 'kind', 'agent', 'schedule', 'config'],
-  properties: {
-    id: {
-      type: 'string',
-      pattern: idPattern,
-      maxLength: ID_LIMITS.job,
-      description:
-        'Unique; key for state, metrics, admin and lease. At most 128 characters: letters, digits, `_`, `.`, `-`, starting with a letter or digit.',
-    },
-    kind: {
-      type: 'string',
-      pattern: KIND_PATTERN,
-      maxLength: ID_LIMITS.name,
-      description:
-        'A registered kind: mail, rss, webhook_poll, calendar or custom (at most 64 lower-case letters, digits, `_`).',
-    },
-    agent: {
-      type: 'string',
-      pattern: AGENT_ID_PATTERN,
-      maxLength: ID_LIMITS.agent,
-      description: 'Agent whose credentials and bindings the job uses (an agent id: at most 64 characters).',
-    },
-    schedule: scheduleSchema,
-    config: {
-      type: 'object',
-      // `deliver` is every kind's; bounded here, so that no kind's own schema can let a huge value through.
-      properties: { deliver: deliverSchema },
-      description: 'Kind-specific options, validated by the kind.',
-    },
-    failure_to: { ...deliverSchema, description: 'Where failure alerts go; omitted = logged only.' },
-    paused_on_boot: { type: 'boolean', default: false, description: 'Persist `paused = 1` at every start.' },
-  },
-} as const;
-
-export const pollersFileSchema = {
-  $id: 'pollers.yaml',
-  title: 'Poller subsystem (pollers.yaml)',
-  description: 'An absent file means the subsystem is off: no jobs start and no admin endpoint exists.',
-  type: 'object',
-  additionalProperties: false,
-  required: ['pollers'],
-  properties: {
-    pollers: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        enabled: {
-          type: 'boolean',
-          default: true,
-          description: 'Master switch; `false` skips everything below.',
-        },
-        state_db: {
-          type: 'string',
-          default: './data/poller.db',
-          description: 'SQLite file; created if missing.',
-        },
-        default_jitter_ms: { type: 'integer', minimum: 0, default: 5000 },
-        lease_ttl_factor: {
-          type: 'number',
-          exclusiveMinimum: 0,
-          default: 2.0,
-          description: 'Lease TTL = factor x interval, minimum 30 s.',
-        },
-        tick_timeout_secs: {
-          type: 'integer',
-          minimum: 1,
-          default: 120,
-          description:
-            "Deadline of a tick's fetch, at most 0.8 x the lease TTL so a short job's stays below its lease.",
-        },
-        failure_alert_cooldown_secs: { type: 'integer', minimum: 0, default: 3600 },
-        breaker_threshold: { type: 'integer', minimum: 1, default: 5 },
-        kind_packages: {
-          type: 'array',
-          items: { type: 'string', minLength: 1 },
-          default: [],
-          description: 'Third-party kind packages, resolved from the config directory.',
-        },
-        jobs: {
-          type: 'array',
-          default: [],
-          description: 'Job entries; each is validated on its own (an invalid job never stops its siblings).',
-          items: { type: 'object' },
-        },
-      },
     },
   },
 } as const;
@@ -503,11 +359,6 @@ export type LlmFile = FromSchema<typeof llmFileSchema>;
 export type ProviderConfig = LlmFile['providers'][string];
 export type AgentFile = FromSchema<typeof agentFileSchema>;
 export type Binding = FromSchema<typeof bindingSchema>;
-export type Schedule = FromSchema<typeof scheduleSchema>;
-export type Deliver = FromSchema<typeof deliverSchema>;
-export type PollerJob = FromSchema<typeof jobSchema>;
-export type PollersFile = FromSchema<typeof pollersFileSchema>;
-export type PollersSettings = Omit<NonNullable<PollersFile['pollers']>, 'jobs'>;
 export type BrokerFile = FromSchema<typeof brokerFileSchema>;
 export type MemoryFile = FromSchema<typeof memoryFileSchema>;
 export type RuntimeFile = FromSchema<typeof runtimeFileSchema>;

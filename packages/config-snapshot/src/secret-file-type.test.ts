@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { formatIssue } from './issues.js';
-import { baseFiles, LLM, tempConfig, type TempDir } from './test-helpers.js';
+import { baseFiles, LLM, tempConfig, type TempDir } from './testing.js';
 
 let dirs: TempDir[] = [];
 afterEach(() => {

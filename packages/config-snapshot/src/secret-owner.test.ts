@@ -4,7 +4,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
-import { baseFiles, tempConfig, type TempDir } from './test-helpers.js';
+import { baseFiles, tempConfig, type TempDir } from './testing.js';
 
 const OTHER_UID = 65534;
 let dirs: TempDir[] = [];

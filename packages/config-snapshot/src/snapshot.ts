@@ -1,15 +1,5 @@
 /** The immutable, versioned view of the whole configuration that every turn and job reads. */
-import type {
-  AgentFile,
-  BrokerFile,
-  LlmFile,
-  MemoryFile,
-  PollerJob,
-  PollersSettings,
-  ProviderConfig,
-  RuntimeFile,
-} from './schemas.js';
-import type { ConfigIssue } from './issues.js';
+import type { AgentFile, BrokerFile, LlmFile, MemoryFile, ProviderConfig, RuntimeFile } from './schemas.js';
 
 export interface AgentSnapshot {
   readonly id: string;
@@ -34,27 +24,6 @@ export interface PluginSnapshot {
   readonly rawInstances: Readonly<Record<string, unknown>>;
 }
 
-/** One job whose envelope (id, kind, agent, schedule, config, ...) is valid; the kind checks `config`. */
-export interface LoadedJob {
-  readonly index: number;
-  readonly spec: Readonly<PollerJob>;
-  /** Builds an issue located at `path` inside this job (for the kind's own validation). */
-  issueAt(path: readonly (string | number)[], message: string, hint?: string, code?: string): ConfigIssue;
-}
-
-export interface PollersSnapshot {
-  readonly file: string;
-  readonly settings: Readonly<PollersSettings>;
-  readonly jobs: readonly LoadedJob[];
-  /** Jobs whose envelope is invalid. `id` is absent when the entry has no usable id. */
-  readonly rejected: readonly { id?: string; index: number; issues: ConfigIssue[] }[];
-}
-
-export interface LegacyFile {
-  readonly file: string;
-  readonly value: unknown;
-}
-
 export interface ConfigSnapshot {
   readonly version: number;
   readonly configDir: string;
@@ -65,14 +34,12 @@ export interface ConfigSnapshot {
    * theirs runs. They are not "added" when their file becomes valid: the next reload applies them.
    */
   readonly invalidAgents: ReadonlyMap<string, string>;
-  /** `null` when `pollers.yaml` is absent (the subsystem is off). */
-  readonly pollers: PollersSnapshot | null;
+  /** What each registered section reader made of its files, by section name (opaque here). */
+  readonly sections: ReadonlyMap<string, unknown>;
   readonly broker: Readonly<BrokerFile>;
   readonly memory: Readonly<MemoryFile>;
   readonly runtime: Readonly<RuntimeFile>;
   readonly plugins: ReadonlyMap<string, PluginSnapshot>;
-  /** `plugins/mail-poller.yaml`, kept as read for the legacy translation. */
-  readonly legacyMailPoller: LegacyFile | null;
   /** Absolute paths of every `${file:}` secret, for the watcher. */
   readonly secretFiles: readonly string[];
   /** Hash of every config file and secret file read; equal hashes mean nothing changed on disk. */

@@ -39,6 +39,7 @@ export interface IssueInput {
   jobId?: string;
   provider?: string;
   plugin?: string;
+  section?: string;
   severity?: 'error' | 'warning';
 }
 

@@ -43,16 +43,33 @@ export function compile(schema: object): ValidateFunction {
  * Validates `value` (mutated: defaults are filled in) against `schema`. `base` is where `value` sits in
  * the file. Returns one issue per problem, located in the YAML source.
  */
+/** A failed `oneOf` of keyed branches (each branch requires one key), as the validator understood it. */
+export interface OneOfFailure {
+  /** The key each branch requires. */
+  branches: string[];
+  /** The branch keys the value has. */
+  given: string[];
+  /** With one branch key given: the other keys beside it, and its value. */
+  extra: string[];
+  bad?: unknown;
+}
+
+export interface ValidateOptions {
+  /** Words for a failed `oneOf` (the owner of the schema knows what its branches mean). */
+  explainOneOf?: (f: OneOfFailure) => { code: string; message: string; hint?: string };
+}
+
 export function validateAt(
   schema: object,
   value: unknown,
   src: Pick<SourceFile, 'display' | 'locate'>,
   base: Segments,
   ctx: Omit<IssueInput, 'code' | 'message'>,
+  options: ValidateOptions = {},
 ): ConfigIssue[] {
   const fn = compile(schema);
   if (fn(value)) return [];
-  return translate(fn.errors ?? [], value, src, base, ctx);
+  return translate(fn.errors ?? [], value, src, base, ctx, options);
 }
 
 const CLIP = 40;
@@ -82,6 +99,7 @@ function translate(
   src: Pick<SourceFile, 'display' | 'locate'>,
   base: Segments,
   ctx: Omit<IssueInput, 'code' | 'message'>,
+  options: ValidateOptions,
 ): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
   const seen = new Set<string>();
@@ -116,9 +134,9 @@ function translate(
         break;
       }
       case 'oneOf': {
-        const explained = oneOfMessage(e, value);
+        const explained = oneOfMessage(e, value, options);
         input = explained.input;
-        // Point at the schedule key that is wrong, not only at the schedule.
+        // Point at the branch key that is wrong, not only at the object that holds it.
         if (explained.at) segs.push(explained.at);
         break;
       }
@@ -175,8 +193,12 @@ function translate(
   return issues.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
 }
 
-// Explains a failed `oneOf` (schedules): which keys were expected and which were given, and the bad value.
-function oneOfMessage(e: ErrorObject, root: unknown): { input: Omit<IssueInput, 'scope'>; at?: string } {
+// Explains a failed `oneOf` of keyed branches: which keys were expected and which were given.
+function oneOfMessage(
+  e: ErrorObject,
+  root: unknown,
+  options: ValidateOptions,
+): { input: Omit<IssueInput, 'scope'>; at?: string } {
   const target = pointerToSegments(e.instancePath, root).reduce<unknown>(
     (cur, k) =>
       cur !== null && typeof cur === 'object' ? (cur as Record<string | number, unknown>)[k] : undefined,
@@ -187,29 +209,26 @@ function oneOfMessage(e: ErrorObject, root: unknown): { input: Omit<IssueInput, 
     .filter((k): k is string => !!k);
   const given =
     target && typeof target === 'object' ? Object.keys(target).filter((k) => branches.includes(k)) : [];
-  // One code for "the schedule is wrong", whichever check found it (the poller validation uses it too).
-  const code = 'POLLER_BAD_SCHEDULE';
-  if (given.length === 1) {
-    const key = given[0]!;
-    const extra = Object.keys(target as object).filter((k) => !branches.includes(k));
-    const bad = (target as Record<string, unknown>)[key];
+  const one = given.length === 1 ? given[0]! : undefined;
+  const failure: OneOfFailure = {
+    branches,
+    given,
+    extra: one ? Object.keys(target as object).filter((k) => !branches.includes(k)) : [],
+    ...(one ? { bad: (target as Record<string, unknown>)[one] } : {}),
+  };
+  const at = one ? { at: one } : {};
+  if (options.explainOneOf) return { input: options.explainOneOf(failure), ...at };
+  if (one)
     return {
       input: {
-        code,
-        message:
-          key === 'every_secs' && !(Number.isInteger(bad) && (bad as number) >= 1)
-            ? `every_secs ${JSON.stringify(bad)} is not a whole number of seconds >= 1`
-            : key !== 'every_secs' && typeof bad !== 'string'
-              ? `${key} ${JSON.stringify(bad)} is not a string`
-              : `invalid "${key}" schedule${extra.length ? `: ${extra.map((k) => `"${k}"`).join(', ')} not allowed with it` : ''}`,
-        hint: scheduleHint(key),
+        code: 'CONFIG_INVALID_VALUE',
+        message: `invalid "${one}"${failure.extra.length ? `: ${failure.extra.map((k) => `"${k}"`).join(', ')} not allowed with it` : ''}`,
       },
-      at: key,
+      ...at,
     };
-  }
   return {
     input: {
-      code,
+      code: 'CONFIG_INVALID_VALUE',
       message:
         given.length === 0
           ? `needs exactly one of ${branches.join(', ')}`
@@ -217,17 +236,4 @@ function oneOfMessage(e: ErrorObject, root: unknown): { input: Omit<IssueInput, 
       hint: `keep exactly one of ${branches.join(', ')}`,
     },
   };
-}
-
-function scheduleHint(key: string): string {
-  switch (key) {
-    case 'every_secs':
-      return 'every_secs is a whole number of seconds >= 1, and takes no other keys';
-    case 'cron':
-      return 'cron takes only tz and stagger_jitter_ms beside it';
-    case 'at':
-      return 'at is an RFC 3339 instant and takes no other keys';
-    default:
-      return 'check the schedule keys';
-  }
 }

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { tempConfig, type TempDir } from './test-helpers.js';
+import { tempConfig, type TempDir } from './testing.js';
 import { watchConfig, type ConfigWatcher } from './watch.js';
 
 let dirs: TempDir[] = [];

@@ -46,3 +46,4 @@ export {
   decodeQuotedPrintable,
   htmlToText,
 } from './text.js';
+export { mailLegacyJobSource } from './legacy.js';

@@ -14,14 +14,46 @@ export {
 } from './registry.js';
 export {
   issueLines,
-  validateJob,
-  validateJobs,
+  validatePollers,
   type Destination,
   type JobDefinition,
   type RejectedJob,
   type ValidationResult,
 } from './validate.js';
 export { planReload, type ReloadPlan } from './plan.js';
+export {
+  agentDirectory,
+  type AgentDirectory,
+  type AgentDirectorySource,
+  type RuntimeConfigView,
+} from './agent-directory.js';
+export {
+  POLLERS_FILE,
+  POLLERS_FILE_CODES,
+  POLLERS_SECTION,
+  pollersOf,
+  pollersSectionReader,
+  type EnvelopeRejectedJob,
+  type LoadedJob,
+  type PollersSection,
+  type PollersSectionOptions,
+} from './pollers-section.js';
+export {
+  legacyJobsYaml,
+  warnLegacyJobs,
+  type LegacyContext,
+  type LegacyJobSource,
+  type LegacyReport,
+  type LegacyTranslation,
+  type TranslatedLegacyJob,
+} from './legacy-jobs.js';
+export {
+  JOB_ID_MAX_LENGTH,
+  jobSchema,
+  pollersFileSchema,
+  type PollerJob,
+  type PollersSettings,
+} from './pollers-schema.js';
 export {
   breakerBackoffMs,
   isValidTimeZone,

@@ -2,7 +2,6 @@
  * The poller service: one timer per job on the shared scheduler, the lease around scheduled ticks, the
  * per-job lock that keeps `run` from overlapping a tick, reload apply, and the operator API and tools.
  */
-import type { ConfigSnapshot, PollersSettings } from '@agent/config-snapshot';
 import { createGuardedHttp, type GuardedHttp } from '@agent/guarded-http';
 import type { Logger } from '@agent/log';
 import type { Registry } from 'prom-client';
@@ -33,12 +32,15 @@ import {
 import { jitterBound, leaseTrustMarginMs, leaseTtlMs, withJitter } from './schedule.js';
 import { watchStore } from './store-health.js';
 import type { Fence, JobState, JobStatePatch, StateStore, TickStatus } from './store.js';
-import { issueLines, validateJobs, type JobDefinition, type RejectedJob } from './validate.js';
+import { agentDirectory, type RuntimeConfigView } from './agent-directory.js';
+import { pollersOf } from './pollers-section.js';
+import type { PollersSettings } from './pollers-schema.js';
+import { issueLines, validatePollers, type JobDefinition, type RejectedJob } from './validate.js';
 import { isStateStoreError, LeaseLostError } from './errors.js';
 import { sameSource } from './source-key.js';
 
 export interface PollerServiceOptions {
-  snapshot: ConfigSnapshot;
+  snapshot: RuntimeConfigView;
   registry: KindRegistry;
   store: StateStore;
   dispatcher: Dispatcher;
@@ -116,9 +118,9 @@ export interface PollerService {
   /** Clears cursor, seen set, errors and breaker; leaves `paused` as it is. */
   reset(id: string): Promise<JobSummary>;
   /** Validates every job of `next` first, then applies remove, replace, add. */
-  reload(next: ConfigSnapshot): Promise<ReloadPlan>;
+  reload(next: RuntimeConfigView): Promise<ReloadPlan>;
   /** Drops every shared (agent, kind) resource; the next use rebuilds it from `snapshot`. */
-  reloadCredentials(snapshot: ConfigSnapshot): Promise<void>;
+  reloadCredentials(snapshot: RuntimeConfigView): Promise<void>;
   /** The six `pollers_*` tools plus every kind's tools. */
   tools(): AgentTool[];
   /** Jobs rejected by the last start or reload. */
@@ -218,7 +220,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
   let ownHttp: GuardedHttp | null = null;
   const http = options.http ?? (ownHttp = createGuardedHttp({ logger }));
   let snapshot = options.snapshot;
-  let settings: PollersSettings | null = snapshot.pollers?.settings ?? null;
+  let settings: PollersSettings | null = pollersOf(snapshot)?.settings ?? null;
   const jobs = new Map<string, JobRuntime>();
   // One shared resource per (agent, kind), remembered with the account it was built from.
   const sharedCache = new Map<string, { promise: Promise<unknown>; account: string }>();
@@ -236,9 +238,9 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
 
   const resolveAccount = (agentId: string, kind: PollerKind): ResolvedAccount | null => {
     if (!kind.credentials) return null;
-    const agent = snapshot.agents.get(agentId);
-    const name = (agent?.definition.credentials as Record<string, string> | undefined)?.[kind.credentials];
-    const config = name ? snapshot.plugins.get(kind.credentials)?.accounts[name] : undefined;
+    const agents = agentDirectory(snapshot);
+    const name = agents.accountName(agentId, kind.credentials);
+    const config = name ? agents.accountConfig(kind.credentials, name) : undefined;
     if (!name || !config)
       throw new PollerError(
         'POLLER_NO_CREDENTIALS',
@@ -637,9 +639,10 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
       (await store.load(rt.def.id)) ?? (await store.init(rt.def.id, { sourceKey: rt.def.sourceKey })),
     );
 
-  const applyValidation = (snap: ConfigSnapshot) => {
-    const enabled = snap.pollers?.settings.enabled !== false;
-    return enabled ? validateJobs(snap.pollers, snap, registry) : { valid: [], rejected: [] };
+  const applyValidation = (snap: RuntimeConfigView) => {
+    const pollers = pollersOf(snap);
+    const enabled = pollers?.settings.enabled !== false;
+    return enabled ? validatePollers(pollers, agentDirectory(snap), registry) : { valid: [], rejected: [] };
   };
 
   // ---- API ---------------------------------------------------------------------------------------
@@ -799,7 +802,7 @@ export function createPollerService(options: PollerServiceOptions): PollerServic
       // Everything is validated; only now are running jobs touched.
       snapshot = next;
       await dropChangedShared();
-      settings = next.pollers?.settings ?? settings;
+      settings = pollersOf(next)?.settings ?? settings;
       const nextById = new Map(result.valid.map((d) => [d.id, d]));
       for (const id of plan.remove) await stopJob(jobs.get(id)!, true);
       for (const id of plan.replace) {

@@ -1,5 +1,7 @@
 /** A minimal `ConfigSnapshot` builder for tests and fixtures (no vitest import, so child processes can use it). */
-import type { ConfigIssue, ConfigSnapshot, LoadedJob, PollersSettings } from '@agent/config-snapshot';
+import type { ConfigIssue, ConfigSnapshot } from '@agent/config-snapshot';
+import type { PollersSettings } from './pollers-schema.js';
+import { POLLERS_SECTION, type LoadedJob, type PollersSection } from './pollers-section.js';
 
 // ---- snapshot --------------------------------------------------------------------------------------
 
@@ -103,26 +105,27 @@ export function createTestSnapshot(opts: TestSnapshotOptions = {}): ConfigSnapsh
     kind_packages: [],
     ...opts.settings,
   } as PollersSettings;
+  const pollers: PollersSection = {
+    file,
+    settings,
+    jobs,
+    rejected: (opts.rejected ?? []).map((r) => ({
+      ...(r.id ? { id: r.id } : {}),
+      index: r.index,
+      issues: [issue(r.index, r.id, [], r.message)],
+    })),
+    legacy: [],
+  };
   return {
     version: opts.version ?? 1,
     configDir: opts.configDir ?? 'config',
     llm: { providers: {} },
     agents,
-    pollers: {
-      file,
-      settings,
-      jobs,
-      rejected: (opts.rejected ?? []).map((r) => ({
-        ...(r.id ? { id: r.id } : {}),
-        index: r.index,
-        issues: [issue(r.index, r.id, [], r.message)],
-      })),
-    },
+    sections: new Map([[POLLERS_SECTION, pollers]]),
     broker: {},
     memory: {},
     runtime: {},
     plugins,
-    legacyMailPoller: null,
     secretFiles: [],
     contentHash: `test-${opts.version ?? 1}`,
     redact,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { scriptedKind, job } from '../test/helpers.js';
-import { createKindRegistry, validateJobs } from './index.js';
+import { agentDirectory, createKindRegistry, pollersOf, validatePollers } from './index.js';
 import { createTestSnapshot, type TestJobSpec } from './testing.js';
 import { hashSourceKey } from './source-key.js';
 
@@ -23,12 +23,12 @@ function check(spec: TestJobSpec, failedPackage = false) {
     accounts: { mail: { work: { client_id: 'x' } } },
     jobs: [spec, job('sibling')],
   });
-  const r = validateJobs(snap.pollers, snap, registry);
+  const r = validatePollers(pollersOf(snap), agentDirectory(snap), registry);
   expect(r.valid.map((d) => d.id)).toContain('sibling'); // siblings always load
   return r;
 }
 
-describe('validateJobs', () => {
+describe('validatePollers', () => {
   it('accepts a valid job with defaults and a source key', () => {
     const r = check(job('ok'));
     const d = r.valid.find((v) => v.id === 'ok')!;
@@ -164,7 +164,7 @@ describe('validateJobs', () => {
       jobs: [job('a')],
       rejected: [{ id: 'dup', index: 3, message: 'job id "dup" is used by 2 jobs' }],
     });
-    const r = validateJobs(snap.pollers, snap, createKindRegistry([fake.kind]));
+    const r = validatePollers(pollersOf(snap), agentDirectory(snap), createKindRegistry([fake.kind]));
     expect(r.rejected.map((x) => x.id)).toEqual(['dup']);
   });
 
@@ -175,12 +175,15 @@ describe('validateJobs', () => {
       },
     });
     const snap = createTestSnapshot({ jobs: [job('a')] });
-    const r = validateJobs(snap.pollers, snap, createKindRegistry([k.kind]));
+    const r = validatePollers(pollersOf(snap), agentDirectory(snap), createKindRegistry([k.kind]));
     expect(r.rejected[0]!.issues[0]!.message).toMatch(/kind check failed: bug/);
   });
 
   it('no pollers file means no jobs', () => {
     const snap = createTestSnapshot();
-    expect(validateJobs(null, snap, createKindRegistry())).toEqual({ valid: [], rejected: [] });
+    expect(validatePollers(null, agentDirectory(snap), createKindRegistry())).toEqual({
+      valid: [],
+      rejected: [],
+    });
   });
 });

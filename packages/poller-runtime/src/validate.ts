@@ -2,14 +2,10 @@
  * Job validation beyond the envelope: kind, kind schema and checks, template placeholders, schedule,
  * agent, channel bindings and credentials. Never throws; every invalid job gets located issues.
  */
-import {
-  formatIssue,
-  type ConfigIssue,
-  type ConfigSnapshot,
-  type LoadedJob,
-  type PollersSnapshot,
-} from '@agent/config-snapshot';
+import { formatIssue, type ConfigIssue } from '@agent/config-snapshot';
 import { canonicalJson, compileSchema, validateTemplate, type PollerKind } from '@agent/poller-core';
+import type { AgentDirectory } from './agent-directory.js';
+import type { LoadedJob, PollersSection } from './pollers-section.js';
 import type { KindRegistry } from './registry.js';
 import { parseSchedule, type Schedule, type ScheduleSpec } from './schedule.js';
 import { sourceKeyOf } from './source-key.js';
@@ -106,7 +102,7 @@ function schemaIssues(job: LoadedJob, kind: PollerKind, config: unknown): Config
 /** Validates one envelope-valid job; returns the definition or its issues. */
 export function validateJob(
   job: LoadedJob,
-  snapshot: ConfigSnapshot,
+  agents: AgentDirectory,
   registry: KindRegistry,
 ): { ok: true; definition: JobDefinition } | { ok: false; issues: ConfigIssue[] } {
   const spec = job.spec;
@@ -137,13 +133,13 @@ export function validateJob(
         ),
       );
 
-  const agent = snapshot.agents.get(spec.agent);
+  const agent = agents.has(spec.agent);
   if (!agent)
     issues.push(
       job.issueAt(
         ['agent'],
         `agent "${spec.agent}" does not exist`,
-        `use one of: ${[...snapshot.agents.keys()].sort().join(', ') || '(none)'}`,
+        `use one of: ${agents.ids().join(', ') || '(none)'}`,
         'POLLER_UNKNOWN_AGENT',
       ),
     );
@@ -168,9 +164,7 @@ export function validateJob(
       }
     }
     if (agent && kind.credentials) {
-      const creds = (agent.definition.credentials ?? {}) as Record<string, string>;
-      accountName = creds[kind.credentials] ?? null;
-      const accounts = snapshot.plugins.get(kind.credentials)?.accounts ?? {};
+      accountName = agents.accountName(spec.agent, kind.credentials);
       if (!accountName)
         issues.push(
           job.issueAt(
@@ -180,7 +174,7 @@ export function validateJob(
             'POLLER_NO_CREDENTIALS',
           ),
         );
-      else if (!Object.hasOwn(accounts, accountName))
+      else if (!agents.accountConfig(kind.credentials, accountName))
         issues.push(
           job.issueAt(
             ['agent'],
@@ -195,7 +189,7 @@ export function validateJob(
   const deliver = config.deliver as Destination | undefined;
   const failureTo = (spec.failure_to as Destination | undefined) ?? null;
   if (agent) {
-    const channels = new Set((agent.definition.inbound_bindings ?? []).map((b) => b.plugin));
+    const channels = new Set(agents.channels(spec.agent));
     const need: [Segments, string | undefined][] = [
       [['config', 'deliver', 'channel'], deliver?.channel],
       [['failure_to', 'channel'], failureTo?.channel],
@@ -230,10 +224,14 @@ export function validateJob(
   return { ok: true, definition };
 }
 
-/** Validates every job of the poller file. Never throws. */
-export function validateJobs(
-  pollers: PollersSnapshot | null,
-  snapshot: ConfigSnapshot,
+/**
+ * Validates every job of `pollers.yaml`: the envelope issues the section reader found, then each envelope-valid
+ * job against its kind, schedule, agent, bindings and credentials. The one entry point boot, reload and
+ * `--check-config` call. Never throws.
+ */
+export function validatePollers(
+  pollers: PollersSection | null,
+  agents: AgentDirectory,
   registry: KindRegistry,
 ): ValidationResult {
   const out: ValidationResult = { valid: [], rejected: [] };
@@ -242,7 +240,7 @@ export function validateJobs(
     out.rejected.push({ ...(r.id !== undefined ? { id: r.id } : {}), index: r.index, issues: [...r.issues] });
   for (const job of pollers.jobs) {
     try {
-      const r = validateJob(job, snapshot, registry);
+      const r = validateJob(job, agents, registry);
       if (r.ok) out.valid.push(r.definition);
       else out.rejected.push({ id: job.spec.id, index: job.index, issues: r.issues });
     } catch (err) {

@@ -1,26 +1,26 @@
 /**
  * The legacy mail poller file `plugins/mail-poller.yaml`. It keeps its schema but no longer runs its own
- * loop: every legacy job is translated into a `kind: mail` job and merged into `pollers.jobs`. An explicit
- * `pollers.yaml` job with the same id wins. The translation is kept beside the snapshot so the daemon can
- * log a deprecation per job and `agent --check-config` can print the YAML to paste into `pollers.yaml`.
+ * loop: the poller runtime merges the jobs translated here into `pollers.jobs` (an explicit `pollers.yaml`
+ * job with the same id wins), logs a deprecation per job, and `agent --check-config` prints the YAML to
+ * paste into `pollers.yaml`. This module knows the old fields; the runtime knows the merge.
  */
-import type { Logger } from '@agent/log';
-import { stringify } from 'yaml';
-import type { ConfigIssue } from './issues.js';
-import type { Candidate } from './load.js';
-import {
-  deliverSchema,
-  ID_LIMITS,
-  pollersFileSchema,
-  type PollerJob,
-  type PollersSettings,
-} from './schemas.js';
-import type { ConfigSnapshot, LoadedJob, PollersSnapshot } from './snapshot.js';
-import { issueAt, readYamlFile, type Segments, type SourceFile } from './source.js';
-import { validateAt } from './validate.js';
+
+/** A located issue, as the runtime builds it (opaque here). */
+type Issue = object;
+type Segments = readonly (string | number)[];
+
+/** What the runtime gives a legacy translation (see `LegacyJobSource` of `@agent/poller-runtime`). */
+interface LegacyContext<I extends Issue> {
+  readonly agents: readonly { readonly id: string; readonly credentials: Readonly<Record<string, string>> }[];
+  readonly maxJobIdLength: number;
+  issueAt(path: Segments, issue: { code: string; message: string; hint: string; jobId?: string }): I;
+  validate(schema: object, value: unknown): I[];
+}
 
 export const LEGACY_JOB_ID_PREFIX = 'legacy-mail-';
 export const LEGACY_DEPRECATION_MESSAGE = 'deprecation: legacy mail poller job translated at boot';
+/** The job id limit of `pollers.yaml` (`JOB_ID_MAX_LENGTH` of the runtime; a test keeps them equal). */
+export const LEGACY_JOB_ID_MAX_LENGTH = 128;
 /** Interval of the old loop when the file names none. */
 export const LEGACY_DEFAULT_INTERVAL_SECS = 300;
 /** The credentials key (agent `credentials.<key>`, `plugins/<key>.yaml`) of the `mail` kind. */
@@ -44,7 +44,7 @@ type LegacyField = keyof typeof LEGACY_FIELD_MAP;
 
 const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]*$';
 // A name becomes the job id `legacy-mail-<name>`, which must stay within the job id limit.
-const NAME_MAX = ID_LIMITS.job - LEGACY_JOB_ID_PREFIX.length;
+const NAME_MAX = LEGACY_JOB_ID_MAX_LENGTH - LEGACY_JOB_ID_PREFIX.length;
 
 const fieldProperties = {
   query: { type: 'string', minLength: 1, description: 'Mailbox search query.' },
@@ -64,7 +64,10 @@ const fieldProperties = {
     type: 'object',
     additionalProperties: false,
     required: ['channel', 'to'],
-    properties: { channel: deliverSchema.properties.channel, to: deliverSchema.properties.to },
+    properties: {
+      channel: { type: 'string', minLength: 1, maxLength: 64, description: 'Channel plugin name.' },
+      to: { type: 'string', minLength: 1, maxLength: 256, description: 'Recipient id on that channel.' },
+    },
     description: 'Where notifications go.',
   },
   agent: { type: 'string', minLength: 1, description: 'Agent whose mail credentials and bindings are used.' },
@@ -112,40 +115,38 @@ export const legacyMailPollerSchema = {
 type Fields = Partial<Record<LegacyField | 'agent' | 'interval_secs', unknown>>;
 
 /** How the agent of a translated job was found. */
-export type AgentRule = 'entry' | 'account' | 'file' | 'credentials' | 'only-agent';
+type AgentRule = 'entry' | 'account' | 'file' | 'credentials' | 'only-agent';
 
-export interface TranslatedLegacyJob {
+/** How each rule is told to the operator (`--check-config`). */
+const AGENT_RULE_TEXT: Record<AgentRule, string> = {
+  entry: 'named by the entry',
+  account: 'named by its account',
+  file: 'named by mail_poller.agent',
+  credentials: 'inferred: the agent whose credentials.mail is this account',
+  'only-agent': 'inferred: the only agent',
+};
+
+interface TranslatedLegacyJob {
   id: string;
   /** YAML path of the legacy entry, e.g. `mail_poller.accounts.work`. */
   source: string;
   sourcePath: (string | number)[];
   agent: string;
-  agentRule: AgentRule;
-  /** An entry of `pollers.yaml` has the same id and runs instead. */
-  overridden: boolean;
+  /** How the agent was found, in words. */
+  agentRule: string;
   /** The job as it belongs in `pollers.yaml` under `pollers.jobs`. */
-  job: PollerJob;
-}
-
-export interface LegacyMailTranslation {
-  file: string;
-  /** Every translated legacy entry, overridden ones included. */
-  jobs: TranslatedLegacyJob[];
-  /** Ids of translated jobs merged into `pollers.jobs` (not overridden). */
-  ids: string[];
-  /** Legacy entries that could not be translated. */
-  rejected: { id: string; issues: ConfigIssue[] }[];
+  job: Record<string, unknown>;
 }
 
 /** Agents as far as inference needs them: id and the mail account named in `credentials`. */
-export interface LegacyAgentInfo {
+interface LegacyAgentInfo {
   id: string;
   mailAccount?: string;
 }
 
 interface Entry {
   name: string;
-  path: Segments;
+  path: (string | number)[];
   fields: Fields;
   /** Account block whose fields are inherited. */
   account?: { name: string; fields: Fields };
@@ -176,16 +177,18 @@ function inferAgent(
 }
 
 /**
- * Translates the legacy file's value. Pure: issues are located in `src`. Every entry stands alone; an entry
- * that cannot be translated is in `rejected`.
+ * Translates the legacy file's value. Pure: issues are built by `ctx`, located in the file. Every entry
+ * stands alone; an entry that cannot be translated is in `rejected`.
  */
-export function translateLegacyMailPoller(
-  src: Pick<SourceFile, 'display' | 'locate' | 'value'>,
-  agents: readonly LegacyAgentInfo[],
-): { jobs: TranslatedLegacyJob[]; rejected: { id: string; issues: ConfigIssue[] }[]; issues: ConfigIssue[] } {
-  const base = { scope: 'plugin' as const, plugin: 'mail-poller' };
-  const value = structuredClone(src.value ?? {});
-  const fileIssues = validateAt(legacyMailPollerSchema, value, src, [], base);
+function translateLegacyMailPoller<I extends Issue>(
+  value: unknown,
+  ctx: LegacyContext<I>,
+): { jobs: TranslatedLegacyJob[]; rejected: { id: string; issues: I[] }[]; issues: I[] } {
+  const agents: LegacyAgentInfo[] = ctx.agents.map((a) => {
+    const account = a.credentials[LEGACY_MAIL_CREDENTIALS];
+    return { id: a.id, ...(account ? { mailAccount: account } : {}) };
+  });
+  const fileIssues = ctx.validate(legacyMailPollerSchema, value);
   if (fileIssues.length > 0) return { jobs: [], rejected: [], issues: fileIssues };
   const root = ((value as { mail_poller?: unknown }).mail_poller ?? {}) as Fields & {
     accounts?: Record<string, Fields>;
@@ -209,15 +212,15 @@ export function translateLegacyMailPoller(
   });
 
   const out: TranslatedLegacyJob[] = [];
-  const rejected: { id: string; issues: ConfigIssue[] }[] = [];
+  const rejected: { id: string; issues: I[] }[] = [];
   const count = new Map<string, number>();
   for (const e of entries) count.set(e.name, (count.get(e.name) ?? 0) + 1);
 
   for (const e of entries) {
     const id = `${LEGACY_JOB_ID_PREFIX}${e.name}`;
-    const at = (segments: Segments, code: string, message: string, hint: string): ConfigIssue =>
-      issueAt(src, segments, { ...base, scope: 'job', jobId: id, code, message, hint });
-    const issues: ConfigIssue[] = [];
+    const at = (segments: Segments, code: string, message: string, hint: string): I =>
+      ctx.issueAt(segments, { code, message, hint, jobId: id });
+    const issues: I[] = [];
     if ((count.get(e.name) ?? 0) > 1)
       issues.push(
         at(
@@ -276,116 +279,33 @@ export function translateLegacyMailPoller(
         .slice(1)
         .replace(/\.\[/g, '['),
       agent: who.agent,
-      agentRule: who.rule,
-      overridden: false,
-      job: { id, kind: 'mail', agent: who.agent, schedule: { every_secs: every }, config } as PollerJob,
+      agentRule: AGENT_RULE_TEXT[who.rule],
+      job: { id, kind: 'mail', agent: who.agent, schedule: { every_secs: every }, config },
     });
   }
   return { jobs: out, rejected, issues: rejected.flatMap((r) => r.issues) };
 }
 
-const translations = new WeakMap<PollersSnapshot, LegacyMailTranslation>();
-
-/** The legacy translation behind a snapshot's poller jobs, or `null` when there is no legacy file. */
-export function legacyTranslation(
-  from: ConfigSnapshot | PollersSnapshot | null | undefined,
-): LegacyMailTranslation | null {
-  if (!from) return null;
-  const pollers = 'agents' in from ? from.pollers : from;
-  return pollers ? (translations.get(pollers) ?? null) : null;
-}
-
-/** Logs `deprecation: legacy mail poller job translated at boot` at warn, once per translated job id. */
-export function warnLegacyMailJobs(snapshot: ConfigSnapshot, logger: Logger): string[] {
-  const t = legacyTranslation(snapshot);
-  for (const id of t?.ids ?? []) logger.warn(LEGACY_DEPRECATION_MESSAGE, { job_id: id, file: t!.file });
-  return t?.ids ?? [];
-}
-
-/** The `pollers.yaml` text for translated jobs (those not already overridden there). */
-export function legacyJobsYaml(jobs: readonly TranslatedLegacyJob[]): string {
-  const list = jobs.filter((j) => !j.overridden).map((j) => j.job);
-  if (list.length === 0) return '';
-  return stringify({ pollers: { jobs: list } }, { lineWidth: 0 });
-}
-
-/**
- * The loader hook: translates `plugins/mail-poller.yaml` and merges its jobs into `candidate.pollers`.
- * With `pollers.yaml` absent the legacy jobs still run (the old file ran them), on default settings;
- * with `pollers.yaml` invalid nothing is merged (its jobs are not known yet).
- */
-export function mergeLegacyMailPoller(candidate: Candidate): void {
-  if (!candidate.legacyMailPoller || candidate.pollersInvalid) return;
-  const { src } = readYamlFile(candidate.configDir, `plugins/mail-poller.yaml`, 'plugin', {
-    plugin: 'mail-poller',
-  });
-  const where = src ?? {
-    display: candidate.legacyMailPoller.file,
-    value: candidate.legacyMailPoller.value,
-    locate: () => undefined,
-  };
-  const agents: LegacyAgentInfo[] = [...candidate.agents.values()].map((a) => {
-    const account = (a.definition.credentials as Record<string, string> | undefined)?.[
-      LEGACY_MAIL_CREDENTIALS
-    ];
-    return { id: a.id, ...(account ? { mailAccount: account } : {}) };
-  });
-  const result = translateLegacyMailPoller(where, agents);
-  candidate.issues.push(...result.issues);
-  if (result.jobs.length === 0 && result.rejected.length === 0) return;
-
-  let pollers = candidate.pollers;
-  if (!pollers) {
-    const doc = { pollers: {} };
-    validateAt(pollersFileSchema, doc, where, [], { scope: 'pollers' });
-    const { jobs: _none, ...settings } = doc.pollers as PollersSettings & { jobs?: unknown };
-    pollers = { file: where.display, settings, jobs: [], rejected: [] };
-  }
-  const taken = new Set<string>([
-    ...pollers.jobs.map((j) => j.spec.id),
-    ...pollers.rejected.map((r) => r.id).filter((id): id is string => id !== undefined),
-  ]);
-  let index = Math.max(-1, ...pollers.jobs.map((j) => j.index), ...pollers.rejected.map((r) => r.index)) + 1;
-  const jobs: LoadedJob[] = [...pollers.jobs];
-  const rejected = [...pollers.rejected];
-  for (const t of result.jobs) {
-    if (taken.has(t.id)) {
-      t.overridden = true;
-      continue;
-    }
-    const path = t.sourcePath;
-    jobs.push({
-      index: index++,
-      spec: t.job,
-      issueAt: (p, message, hint, code = 'CONFIG_INVALID_VALUE') =>
-        issueAt(where, [...path, ...legacyPath(p)], {
-          scope: 'job',
-          jobId: t.id,
-          code,
-          message: `${message} (translated from the legacy mail poller)`,
-          ...(hint ? { hint } : {}),
-        }),
-    });
-  }
-  for (const r of result.rejected)
-    if (!taken.has(r.id)) rejected.push({ id: r.id, index: index++, issues: r.issues });
-  const merged: PollersSnapshot = { ...pollers, jobs, rejected };
-  candidate.pollers = merged;
-  translations.set(merged, {
-    file: where.display,
-    jobs: result.jobs,
-    ids: result.jobs.filter((j) => !j.overridden).map((j) => j.id),
-    rejected: result.rejected,
-  });
-}
-
 const MODERN_TO_LEGACY = Object.fromEntries(Object.entries(LEGACY_FIELD_MAP).map(([l, m]) => [m, l]));
 
 /** A path inside the translated job, as a path inside the legacy entry (`config.message_template` -> `template`). */
-function legacyPath(p: readonly (string | number)[]): Segments {
+function legacyPath(p: Segments): Segments {
   if (p[0] === 'config' && typeof p[1] === 'string' && MODERN_TO_LEGACY[p[1]])
     return [MODERN_TO_LEGACY[p[1]]!, ...p.slice(2)];
   if (p[0] === 'agent') return ['agent'];
   if (p[0] === 'schedule') return ['interval_secs'];
   return [];
 }
+
+/**
+ * `plugins/mail-poller.yaml` as a legacy job source: register it with the poller runtime's
+ * `pollersSectionReader({ legacy: [mailLegacyJobSource] })`.
+ */
+export const mailLegacyJobSource = {
+  file: 'plugins/mail-poller.yaml',
+  label: 'mail-poller',
+  title: 'legacy mail poller',
+  deprecation: LEGACY_DEPRECATION_MESSAGE,
+  translate: translateLegacyMailPoller,
+  legacyPath,
+};

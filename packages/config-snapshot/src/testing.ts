@@ -1,4 +1,4 @@
-// Test helpers: temporary config directories written from a map of files.
+/** Test kit: temporary config directories written from a map of files, and minimal valid files. */
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';

@@ -1,16 +1,16 @@
+import { formatIssue, loadConfig, type ConfigSnapshot } from '@agent/config-snapshot';
+import { agentYaml, baseFiles, tempConfig, type TempDir } from '@agent/config-snapshot/testing';
 import { createMemoryLogger } from '@agent/log';
+import {
+  JOB_ID_MAX_LENGTH,
+  legacyJobsYaml,
+  pollersOf,
+  pollersSectionReader,
+  warnLegacyJobs,
+} from '@agent/poller-runtime';
 import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from './config.js';
-import { formatIssue } from './issues.js';
-import {
-  LEGACY_DEPRECATION_MESSAGE,
-  legacyJobsYaml,
-  legacyTranslation,
-  translateLegacyMailPoller,
-  warnLegacyMailJobs,
-} from './legacy.js';
-import { agentYaml, baseFiles, tempConfig, type TempDir } from './test-helpers.js';
+import { LEGACY_DEPRECATION_MESSAGE, LEGACY_JOB_ID_MAX_LENGTH, mailLegacyJobSource } from './legacy.js';
 
 let dirs: TempDir[] = [];
 const make = (files: Record<string, string>): TempDir => {
@@ -23,7 +23,22 @@ afterEach(() => {
   dirs = [];
 });
 
-const src = (value: unknown) => ({ display: 'mail-poller.yaml', locate: () => undefined, value });
+const sections = [pollersSectionReader({ legacy: [mailLegacyJobSource] })];
+const load = (d: TempDir, previous?: ConfigSnapshot) =>
+  loadConfig(d.config, { cwd: d.root, env: {}, sections, ...(previous ? { previous } : {}) });
+
+/** The translation alone, with issues as plain records. */
+const translate = (value: unknown, agents: { id: string; mailAccount?: string }[]) =>
+  mailLegacyJobSource.translate<Record<string, unknown>>(value, {
+    agents: agents.map((a) => ({
+      id: a.id,
+      credentials: (a.mailAccount ? { mail: a.mailAccount } : {}) as Record<string, string>,
+    })),
+    maxJobIdLength: JOB_ID_MAX_LENGTH,
+    issueAt: (path, i) => ({ path, ...i }),
+    validate: () => [],
+  });
+const legacyOf = (s: ConfigSnapshot | null) => (s ? pollersOf(s)?.legacy[0] : undefined) ?? null;
 
 const MAIL_ACCOUNTS = 'accounts:\n  work:\n    user: me@work.example\n  home:\n    user: me@home.example\n';
 
@@ -55,6 +70,8 @@ const withMail = (agents: Record<string, string>) => ({
   'plugins/mail.yaml': MAIL_ACCOUNTS,
 });
 
+const CREDS = 'inferred: the agent whose credentials.mail is this account';
+
 describe('legacy mail poller translation', () => {
   it('translates accounts with a query and jobs into kind: mail jobs, field by field', () => {
     const d = make({
@@ -64,9 +81,9 @@ describe('legacy mail poller translation', () => {
       }),
       'plugins/mail-poller.yaml': LEGACY,
     });
-    const r = loadConfig(d.config, { cwd: d.root, env: {} });
+    const r = load(d);
     expect(r.errors.map(formatIssue)).toEqual([]);
-    const pollers = r.snapshot!.pollers!;
+    const pollers = pollersOf(r.snapshot!)!;
     expect(pollers.settings).toMatchObject({ enabled: true, breaker_threshold: 5, default_jitter_ms: 5000 });
     expect(pollers.jobs.map((j) => j.spec)).toEqual([
       {
@@ -99,19 +116,19 @@ describe('legacy mail poller translation', () => {
         },
       },
     ]);
-    const t = legacyTranslation(r.snapshot)!;
+    const t = legacyOf(r.snapshot)!;
     expect(t.ids).toEqual(['legacy-mail-work', 'legacy-mail-invoices']);
     expect(t.jobs.map((j) => [j.id, j.agentRule, j.source])).toEqual([
-      ['legacy-mail-work', 'credentials', 'mail_poller.accounts.work'],
-      ['legacy-mail-invoices', 'credentials', 'mail_poller.jobs[0]'],
+      ['legacy-mail-work', CREDS, 'mail_poller.accounts.work'],
+      ['legacy-mail-invoices', CREDS, 'mail_poller.jobs[0]'],
     ]);
   });
 
   it('infers the agent: entry, then account, then file, then mail credentials, then the only agent', () => {
     const base = { notify: { channel: 'log', to: 'op' }, template: 't', query: 'q' };
     const agents = [{ id: 'x', mailAccount: 'acc' }, { id: 'y' }];
-    const r = translateLegacyMailPoller(
-      src({
+    const r = translate(
+      {
         mail_poller: {
           ...base,
           accounts: { acc: { query: 'q1' }, other: { agent: 'y' } },
@@ -121,25 +138,20 @@ describe('legacy mail poller translation', () => {
             { name: 'j-creds', account: 'acc' },
           ],
         },
-      }),
+      },
       agents,
     );
     expect(r.jobs.map((j) => [j.id, j.agent, j.agentRule])).toEqual([
-      ['legacy-mail-acc', 'x', 'credentials'],
-      ['legacy-mail-j-entry', 'y', 'entry'],
-      ['legacy-mail-j-account', 'y', 'account'],
-      ['legacy-mail-j-creds', 'x', 'credentials'],
+      ['legacy-mail-acc', 'x', CREDS],
+      ['legacy-mail-j-entry', 'y', 'named by the entry'],
+      ['legacy-mail-j-account', 'y', 'named by its account'],
+      ['legacy-mail-j-creds', 'x', CREDS],
     ]);
-    const file = translateLegacyMailPoller(
-      src({ mail_poller: { ...base, agent: 'y', jobs: [{ name: 'j' }] } }),
-      agents,
-    );
-    expect(file.jobs[0]).toMatchObject({ agent: 'y', agentRule: 'file' });
-    const only = translateLegacyMailPoller(src({ mail_poller: { ...base, jobs: [{ name: 'j' }] } }), [
-      { id: 'solo' },
-    ]);
-    expect(only.jobs[0]).toMatchObject({ agent: 'solo', agentRule: 'only-agent' });
-    const none = translateLegacyMailPoller(src({ mail_poller: { ...base, jobs: [{ name: 'j' }] } }), agents);
+    const file = translate({ mail_poller: { ...base, agent: 'y', jobs: [{ name: 'j' }] } }, agents);
+    expect(file.jobs[0]).toMatchObject({ agent: 'y', agentRule: 'named by mail_poller.agent' });
+    const only = translate({ mail_poller: { ...base, jobs: [{ name: 'j' }] } }, [{ id: 'solo' }]);
+    expect(only.jobs[0]).toMatchObject({ agent: 'solo', agentRule: 'inferred: the only agent' });
+    const none = translate({ mail_poller: { ...base, jobs: [{ name: 'j' }] } }, agents);
     expect(none.jobs).toEqual([]);
     expect(none.rejected[0]!.issues[0]).toMatchObject({
       code: 'CONFIG_LEGACY_AGENT',
@@ -149,15 +161,9 @@ describe('legacy mail poller translation', () => {
   });
 
   it('uses a 300 s interval when the file names none', () => {
-    const r = translateLegacyMailPoller(
+    const r = translate(
       {
-        display: 'f',
-        locate: () => undefined,
-        value: {
-          mail_poller: {
-            jobs: [{ name: 'j', query: 'q', template: 't', notify: { channel: 'c', to: 'u' } }],
-          },
-        },
+        mail_poller: { jobs: [{ name: 'j', query: 'q', template: 't', notify: { channel: 'c', to: 'u' } }] },
       },
       [{ id: 'a' }],
     );
@@ -171,17 +177,17 @@ describe('legacy mail poller translation', () => {
       'pollers.yaml':
         'pollers:\n  jobs:\n    - id: legacy-mail-work\n      kind: rss\n      agent: a\n      schedule: { every_secs: 60 }\n      config: { feed_url: "http://x" }\n',
     });
-    const r = loadConfig(d.config, { cwd: d.root, env: {} });
-    const jobs = r.snapshot!.pollers!.jobs;
+    const r = load(d);
+    const jobs = pollersOf(r.snapshot!)!.jobs;
     expect(jobs.map((j) => [j.spec.id, j.spec.kind])).toEqual([
       ['legacy-mail-work', 'rss'],
       ['legacy-mail-invoices', 'mail'],
     ]);
     expect(jobs[1]!.index).toBe(1);
-    const t = legacyTranslation(r.snapshot!.pollers)!;
+    const t = legacyOf(r.snapshot)!;
     expect(t.ids).toEqual(['legacy-mail-invoices']);
     expect(t.jobs.find((j) => j.id === 'legacy-mail-work')!.overridden).toBe(true);
-    expect(parse(legacyJobsYaml(t.jobs))).toEqual({ pollers: { jobs: [jobs[1]!.spec] } });
+    expect(parse(legacyJobsYaml(t))).toEqual({ pollers: { jobs: [jobs[1]!.spec] } });
   });
 
   it('pollers.yaml with enabled: false keeps its settings (the subsystem stays off)', () => {
@@ -190,7 +196,7 @@ describe('legacy mail poller translation', () => {
       'plugins/mail-poller.yaml': LEGACY.replace('account: home', 'agent: a'),
       'pollers.yaml': 'pollers:\n  enabled: false\n',
     });
-    const p = loadConfig(d.config, { cwd: d.root, env: {} }).snapshot!.pollers!;
+    const p = pollersOf(load(d).snapshot!)!;
     expect(p.settings.enabled).toBe(false);
     expect(p.jobs).toHaveLength(2);
   });
@@ -201,9 +207,9 @@ describe('legacy mail poller translation', () => {
       'plugins/mail-poller.yaml': LEGACY,
       'pollers.yaml': 'pollers:\n  breaker_threshold: many\n',
     });
-    const r = loadConfig(d.config, { cwd: d.root, env: {} });
-    expect(r.snapshot!.pollers).toBeNull();
-    expect(legacyTranslation(r.snapshot)).toBeNull();
+    const r = load(d);
+    expect(pollersOf(r.snapshot!)).toBeNull();
+    expect(legacyOf(r.snapshot)).toBeNull();
   });
 
   it('a bad entry is rejected with a located issue; its siblings still run', () => {
@@ -231,8 +237,8 @@ describe('legacy mail poller translation', () => {
       template: t
 `.replace('      template: null\n', ''),
     });
-    const r = loadConfig(d.config, { cwd: d.root, env: {} });
-    const p = r.snapshot!.pollers!;
+    const r = load(d);
+    const p = pollersOf(r.snapshot!)!;
     expect(p.jobs.map((j) => j.spec.id)).toEqual(['legacy-mail-good']);
     expect(p.rejected.map((x) => x.id)).toEqual([
       'legacy-mail-no-template',
@@ -255,8 +261,8 @@ describe('legacy mail poller translation', () => {
       ...baseFiles(),
       'plugins/mail-poller.yaml': 'mail_poller:\n  interval_secs: soon\n  accounts: []\n',
     });
-    const r = loadConfig(d.config, { cwd: d.root, env: {} });
-    expect(r.snapshot!.pollers).toBeNull();
+    const r = load(d);
+    expect(pollersOf(r.snapshot!)).toBeNull();
     expect(r.errors.map((e) => e.path)).toEqual(
       expect.arrayContaining(['mail_poller.interval_secs', 'mail_poller.accounts']),
     );
@@ -267,7 +273,7 @@ describe('legacy mail poller translation', () => {
       ...withMail({ a: agentYaml('credentials:\n  mail: work\n') }),
       'plugins/mail-poller.yaml': LEGACY,
     });
-    const job = loadConfig(d.config, { cwd: d.root, env: {} }).snapshot!.pollers!.jobs[0]!;
+    const job = pollersOf(load(d).snapshot!)!.jobs[0]!;
     const issue = job.issueAt(['config', 'sender_allowlist', 0], 'bad pattern');
     expect(issue).toMatchObject({
       path: 'mail_poller.accounts.work.from[0]',
@@ -277,7 +283,7 @@ describe('legacy mail poller translation', () => {
     expect(issue.file).toContain('mail-poller.yaml');
   });
 
-  it('warnLegacyMailJobs logs the deprecation at warn with job_id, per job', () => {
+  it('warnLegacyJobs logs the deprecation at warn with job_id, per job', () => {
     const d = make({
       ...withMail({
         a: agentYaml('credentials:\n  mail: work\n'),
@@ -285,9 +291,12 @@ describe('legacy mail poller translation', () => {
       }),
       'plugins/mail-poller.yaml': LEGACY,
     });
-    const s = loadConfig(d.config, { cwd: d.root, env: {} }).snapshot!;
+    const s = load(d).snapshot!;
     const logger = createMemoryLogger();
-    expect(warnLegacyMailJobs(s, logger)).toEqual(['legacy-mail-work', 'legacy-mail-invoices']);
+    expect(warnLegacyJobs(pollersOf(s)!.legacy, logger)).toEqual([
+      'legacy-mail-work',
+      'legacy-mail-invoices',
+    ]);
     const recs = logger.find(LEGACY_DEPRECATION_MESSAGE);
     expect(recs.map((x) => [x.level, x.fields.job_id])).toEqual([
       ['warn', 'legacy-mail-work'],
@@ -303,14 +312,29 @@ describe('legacy mail poller translation', () => {
       }),
       'plugins/mail-poller.yaml': LEGACY,
     });
-    const first = loadConfig(d.config, { cwd: d.root, env: {} }).snapshot!;
+    const first = load(d).snapshot!;
     d.write('pollers.yaml', 'pollers: [broken\n');
-    const second = loadConfig(d.config, { cwd: d.root, env: {}, previous: first }).snapshot!;
-    expect(legacyTranslation(second)?.ids).toEqual(['legacy-mail-work', 'legacy-mail-invoices']);
+    const second = load(d, first).snapshot!;
+    expect(legacyOf(second)?.ids).toEqual(['legacy-mail-work', 'legacy-mail-invoices']);
   });
 
   it('without a legacy file there is no translation', () => {
     const d = make(baseFiles());
-    expect(legacyTranslation(loadConfig(d.config, { cwd: d.root, env: {} }).snapshot)).toBeNull();
+    expect(legacyOf(load(d).snapshot)).toBeNull();
+  });
+  it('legacy mail-poller names leave room for the legacy-mail- prefix within the job id limit', () => {
+    const fits = 'n'.repeat(LEGACY_JOB_ID_MAX_LENGTH - 'legacy-mail-'.length);
+    const d = make({
+      ...baseFiles({ a: agentYaml('credentials:\n  mail: work\n') }),
+      'plugins/mail.yaml': 'accounts:\n  work:\n    user: me@work.example\n',
+      'plugins/mail-poller.yaml': `mail_poller:\n  notify: { channel: log, to: op }\n  template: "Mail: {snippet}"\n  jobs:\n    - name: ${fits}\n      account: work\n      query: a\n    - name: ${fits}n\n      account: work\n      query: b\n`,
+    });
+    const r = load(d);
+    const e = r.errors.find((x) => x.path === 'mail_poller.jobs[1].name')!;
+    expect(e.message).toBe('is 117 characters long; at most 116 are allowed');
+  });
+
+  it('keeps its job id limit equal to the runtime job id limit', () => {
+    expect(LEGACY_JOB_ID_MAX_LENGTH).toBe(JOB_ID_MAX_LENGTH);
   });
 });
