@@ -67,17 +67,21 @@ export interface DaemonProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** `args` are added to the command line (e.g. `--log-level debug`). */
+/**
+ * `args` are added to the command line (e.g. `--log-level debug`). `bin` runs another `agent` executable
+ * (an installed one) instead of this checkout's build.
+ */
 export async function startDaemon(
   w: Workdir,
   env: Record<string, string> = {},
   args: string[] = [],
+  bin?: string,
 ): Promise<DaemonProcess> {
-  const proc = spawn(process.execPath, [BIN, '--config-dir', 'config', ...args], {
-    cwd: w.root,
-    env: childEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const [cmd, argv] =
+    bin === undefined
+      ? [process.execPath, [BIN, '--config-dir', 'config', ...args]]
+      : [bin, ['--config-dir', 'config', ...args]];
+  const proc = spawn(cmd, argv, { cwd: w.root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const waiters = new Set<() => void>();
   let buf = '';
