@@ -66,3 +66,18 @@ export function baseFiles(agents: Record<string, string> = { a: agentYaml() }): 
   for (const [id, y] of Object.entries(agents)) files[`agents.d/${id}.yaml`] = y;
   return files;
 }
+
+/** Temporary config directories made during a test file, removed together (pass `cleanup` to `afterEach`). */
+export function tempConfigPool(): { make(files: Record<string, string>): TempDir; cleanup(): void } {
+  const dirs: TempDir[] = [];
+  return {
+    make(files) {
+      const d = tempConfig(files);
+      dirs.push(d);
+      return d;
+    },
+    cleanup() {
+      for (const d of dirs.splice(0)) d.cleanup();
+    },
+  };
+}

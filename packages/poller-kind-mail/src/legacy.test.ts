@@ -1,5 +1,5 @@
 import { formatIssue, loadConfig, type ConfigSnapshot } from '@agent/config-snapshot';
-import { agentYaml, baseFiles, tempConfig, type TempDir } from '@agent/config-snapshot/testing';
+import { agentYaml, baseFiles, tempConfigPool, type TempDir } from '@agent/config-snapshot/testing';
 import { createMemoryLogger } from '@agent/log';
 import {
   JOB_ID_MAX_LENGTH,
@@ -12,16 +12,9 @@ import { parse } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LEGACY_DEPRECATION_MESSAGE, LEGACY_JOB_ID_MAX_LENGTH, mailLegacyJobSource } from './legacy.js';
 
-let dirs: TempDir[] = [];
-const make = (files: Record<string, string>): TempDir => {
-  const d = tempConfig(files);
-  dirs.push(d);
-  return d;
-};
-afterEach(() => {
-  for (const d of dirs) d.cleanup();
-  dirs = [];
-});
+const pool = tempConfigPool();
+afterEach(pool.cleanup);
+const make = pool.make;
 
 const sections = [pollersSectionReader({ legacy: [mailLegacyJobSource] })];
 const load = (d: TempDir, previous?: ConfigSnapshot) =>

@@ -1,19 +1,12 @@
 import { loadConfig } from '@agent/config-snapshot';
-import { baseFiles, tempConfig, type TempDir } from '@agent/config-snapshot/testing';
+import { baseFiles, tempConfigPool, type TempDir } from '@agent/config-snapshot/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LegacyJobSource } from './legacy-jobs.js';
 import { pollersOf, pollersSectionReader } from './pollers-section.js';
 
-let dirs: TempDir[] = [];
-const make = (files: Record<string, string>): TempDir => {
-  const d = tempConfig(files);
-  dirs.push(d);
-  return d;
-};
-afterEach(() => {
-  for (const d of dirs) d.cleanup();
-  dirs = [];
-});
+const pool = tempConfigPool();
+afterEach(pool.cleanup);
+const make = pool.make;
 
 const load = (d: TempDir, env: Record<string, string> = {}) =>
   loadConfig(d.config, { cwd: d.root, env, sections: [pollersSectionReader()] });
