@@ -6,7 +6,6 @@ import {
   PollerError,
   type KindTool,
   type PollerKind,
-  type PollerKindDefinition,
   type PollItem,
   type SharedContext,
   type TickContext,
@@ -158,7 +157,8 @@ const countTool: KindTool<MailShared> = {
   },
 };
 
-const definition: PollerKindDefinition<MailConfig, MailShared> = {
+/** The `mail` kind; register it with the poller runtime. It keeps no cursor: dedup is the runner's seen set. */
+export const mailPollerKind: PollerKind<MailConfig, never, MailShared> = definePollerKind({
   kind: 'mail',
   apiVersion: 1,
   configSchema: mailConfigSchema,
@@ -229,7 +229,4 @@ const definition: PollerKindDefinition<MailConfig, MailShared> = {
     return { items };
   },
   tools: [countTool],
-};
-
-/** The `mail` kind; register it with the poller runtime. Typed configs are internal, hence the cast. */
-export const mailPollerKind: PollerKind = definePollerKind(definition as unknown as PollerKindDefinition);
+});

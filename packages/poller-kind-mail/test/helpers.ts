@@ -1,6 +1,6 @@
 import { startFakeTokenEndpoint, type FakeTokenEndpoint } from '@agent/oauth2/testing';
 import type { ResolvedAccount, SharedContext } from '@agent/poller-core';
-import { mailPollerKind, type MailShared } from '../src/index.js';
+import { mailPollerKind, type MailShared } from '../src/kind.js';
 import { startFakeGmail, type FakeGmail } from '../src/testing.js';
 
 export interface MailFixture {
