@@ -1,6 +1,6 @@
 import { startFakeTokenEndpoint, type FakeTokenEndpoint } from '@agent/oauth2/testing';
 import type { ResolvedAccount, SharedContext } from '@agent/poller-core';
-import { calendarPollerKind, type CalendarShared } from '../src/index.js';
+import { calendarPollerKind, type CalendarShared } from '../src/kind.js';
 import { startFakeCalendar, type FakeCalendar } from '../src/testing.js';
 
 export interface CalendarFixture {
