@@ -5,17 +5,9 @@ import { extractProblems } from './extract.js';
 import { normalizeAllowlistPattern } from './sender.js';
 
 /** Placeholders every message provides; `extract` names add to them. */
-export const MAIL_PLACEHOLDERS = [
-  'snippet',
-  'subject',
-  'from',
-  'from_address',
-  'date',
-  'id',
-  'thread_id',
-] as const;
+const MAIL_PLACEHOLDERS = ['snippet', 'subject', 'from', 'from_address', 'date', 'id', 'thread_id'] as const;
 
-export const MAIL_DEFAULTS = {
+const MAIL_DEFAULTS = {
   newer_than: '2d',
   max_per_tick: 20,
   dispatch_delay_ms: 1000,
