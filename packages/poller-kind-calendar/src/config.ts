@@ -15,7 +15,7 @@ export const CALENDAR_PLACEHOLDERS = [
   'change',
 ] as const;
 
-export const CALENDAR_DEFAULTS = {
+const CALENDAR_DEFAULTS = {
   calendar_id: 'primary',
   skip_cancelled: true,
   single_events: false,

@@ -13,13 +13,13 @@ import { createCalendarApi, EVENTS_PAGE_SIZE, type CalendarApi } from './api.js'
 import { CALENDAR_PLACEHOLDERS, calendarConfigSchema, type CalendarConfig } from './config.js';
 import { eventFields, itemIdOf, type CalendarEvent } from './render.js';
 
-export const CALENDAR_API_BASE_URL = 'https://www.googleapis.com';
+const CALENDAR_API_BASE_URL = 'https://www.googleapis.com';
 
 /** JSON Schema of one `accounts.<name>` block of `plugins/calendar.yaml`. */
 export const calendarAccountSchema = providerAccountSchema(CALENDAR_API_BASE_URL, 'calendar account');
 
 /** Pages one sync may walk before it gives up (Transient): 1000 x 250 events. */
-export const MAX_PAGES_PER_SYNC = 1000;
+const MAX_PAGES_PER_SYNC = 1000;
 
 /** The per-(agent, kind) resource: one OAuth2 client shared by that agent's calendar jobs. */
 export interface CalendarShared {
@@ -32,7 +32,7 @@ export interface CalendarShared {
 /** The cursor: the `nextSyncToken` of the last page of the previous sync. */
 export type CalendarCursor = { sync_token: string };
 
-export function createCalendarShared(ctx: SharedContext): CalendarShared {
+function createCalendarShared(ctx: SharedContext): CalendarShared {
   let built;
   try {
     built = createAccountClient({
@@ -81,7 +81,7 @@ function syncTokenOf(stored: CalendarCursor | null): string | null {
  * are sent: Google refuses timeMin, timeMax, updatedMin, orderBy, q, iCalUID and the extended-property
  * filters with it, and implies `showDeleted`.
  */
-export function eventsParams(
+function eventsParams(
   config: CalendarConfig,
   syncToken: string | null,
   pageToken?: string,
