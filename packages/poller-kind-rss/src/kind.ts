@@ -26,7 +26,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 /** The cursor: the feed's validators, stored verbatim (quotes and `W/` kept). */
 export type RssCursor = { etag?: string; last_modified?: string };
 
-export const RSS_DEFAULT_MAX_PER_TICK = 10;
+const RSS_DEFAULT_MAX_PER_TICK = 10;
 
 export const rssConfigSchema = withBaseConfig({
   additionalProperties: false,
