@@ -22,7 +22,7 @@ import { parsePath, selectItems, webhookFieldLookup } from './items.js';
 import { DEFAULT_JSON_MAX_DEPTH, parseJsonAsync, safeUrl, urlProblems } from '@agent/guarded-http';
 import type { FromSchema } from 'json-schema-to-ts';
 
-export const WEBHOOK_DEFAULT_MAX_PER_TICK = 10;
+const WEBHOOK_DEFAULT_MAX_PER_TICK = 10;
 const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 // Headers the HTTP client owns (framing, pinning); a job setting them is refused at validation.
 const RESERVED_HEADERS = new Set([
