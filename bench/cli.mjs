@@ -42,7 +42,7 @@ function timed(cmd, args) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-export async function run({ quick = false } = {}) {
+async function run({ quick = false } = {}) {
   const jobs = summaries(1000);
   const app = createAdminApp({
     pollers: {

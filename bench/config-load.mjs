@@ -37,7 +37,7 @@ function p99(xs) {
   return s[Math.min(s.length - 1, Math.floor(s.length * 0.99))];
 }
 
-export function run({ quick = false } = {}) {
+function run({ quick = false } = {}) {
   const rows = [];
   for (const n of [2, 50, 500]) {
     const { root, dir } = makeConfig(n);

@@ -8,8 +8,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Where each package keeps its catalogues: its directory, the built module that exports them, their names. */
-export const CATALOGUES = [
+/**
+ * Where each package keeps its catalogues: its directory, the built module that exports them (not always the
+ * package's entry: a kind package exports only its kind), their names.
+ */
+const CATALOGUES = [
   { dir: 'apps/daemon', module: 'dist/errors.js', names: ['DAEMON_ERROR_CODES'] },
   { dir: 'packages/admin-api', module: 'dist/index.js', names: ['ADMIN_ERROR_CODES', 'METRICS_ERROR_CODES'] },
   {
@@ -30,8 +33,8 @@ export const CATALOGUES = [
   { dir: 'packages/oauth2', module: 'dist/index.js', names: ['OAUTH2_ERROR_CODES'] },
   { dir: 'packages/poller-core', module: 'dist/index.js', names: ['POLLER_ERROR_CODES'] },
   { dir: 'packages/poller-runtime', module: 'dist/index.js', names: ['POLLERS_FILE_CODES'] },
-  { dir: 'packages/poller-kind-rss', module: 'dist/index.js', names: ['FEED_ERROR_CODES'] },
-  { dir: 'packages/poller-kind-webhook', module: 'dist/index.js', names: ['WEBHOOK_ERROR_CODES'] },
+  { dir: 'packages/poller-kind-rss', module: 'dist/feed.js', names: ['FEED_ERROR_CODES'] },
+  { dir: 'packages/poller-kind-webhook', module: 'dist/items.js', names: ['WEBHOOK_ERROR_CODES'] },
 ];
 
 const CODE = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
@@ -40,7 +43,7 @@ const CODE = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$/;
  * The catalogues, loaded from each package's build: `[{ pkg, names, entries: [[code, info]] }]` sorted by
  * package name. Throws on a malformed entry or a code defined twice, so the doc cannot paper over either.
  */
-export async function loadCatalogues() {
+async function loadCatalogues() {
   const out = [];
   const owner = new Map();
   for (const { dir, module, names } of CATALOGUES) {
@@ -82,7 +85,7 @@ function facts(info) {
   return out.length ? `${out.join(' ')} ` : '';
 }
 
-export function renderErrorsDoc(catalogues) {
+function renderErrorsDoc(catalogues) {
   const out = [
     '# Error codes',
     '',

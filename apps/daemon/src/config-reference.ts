@@ -4,7 +4,7 @@ import { coreReferenceEntries, renderReference, type ReferenceEntry } from '@age
 import { jobSchema, pollersFileSchema } from '@agent/poller-runtime';
 import { accountSchemas, builtinKinds } from './kinds.js';
 
-export function configReferenceEntries(): ReferenceEntry[] {
+function configReferenceEntries(): ReferenceEntry[] {
   const entries = [...coreReferenceEntries];
   // pollers.yaml is the poller runtime's: its settings and one job's envelope.
   entries.push(

@@ -1,11 +1,12 @@
 /** Codes of the daemon itself (the packages keep their own); `docs/errors.md` is generated from this. */
 
 /** What one code means and what the operator does about it. */
-export interface DaemonErrorInfo {
+interface DaemonErrorInfo {
   readonly meaning: string;
   readonly action: string;
 }
 
+/** @public Read from the build by scripts/gen-errors-doc.mjs (docs/errors.md). */
 export const DAEMON_ERROR_CODES = {
   DAEMON_CONFIG_INVALID: {
     meaning:

@@ -60,7 +60,7 @@ export interface ProcessProbe {
   startTime(pid: number): string | null;
 }
 
-export const localProbe: ProcessProbe = {
+const localProbe: ProcessProbe = {
   host: hostname(),
   alive(pid) {
     try {

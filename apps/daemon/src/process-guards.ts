@@ -8,7 +8,7 @@ import { setTimer } from '@agent/timers';
 /** Past `shutdown_grace_ms` plus this, a stop that still hangs ends with exit 1. */
 export const STOP_MARGIN_MS = 5000;
 
-export interface StopTarget {
+interface StopTarget {
   stop(): Promise<void>;
   logger: Logger;
   /** How long a clean stop may take before the process exits anyway. */

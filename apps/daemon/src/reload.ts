@@ -19,9 +19,9 @@ import type { ConfigMetrics } from './config-metrics.js';
 import type { ApplyReport } from './subsystem.js';
 
 /** What each subsystem made of the new snapshot, by subsystem name. */
-export type ApplyReports = ReadonlyMap<string, ApplyReport>;
+type ApplyReports = ReadonlyMap<string, ApplyReport>;
 
-export interface ReloadRequest {
+interface ReloadRequest {
   source: 'cli' | 'watcher' | 'admin' | 'signal';
   requestId?: string;
   /**
@@ -31,7 +31,7 @@ export interface ReloadRequest {
   skipIfUnchanged?: boolean;
 }
 
-export interface ReloadOutcome {
+interface ReloadOutcome {
   ack: ReloadAck;
   /** Nothing on disk changed and the trigger asked to skip such reloads. */
   skipped: boolean;

@@ -3,7 +3,7 @@ import type { ConfigSnapshot, LoadResult } from '@agent/config-snapshot';
 import type { ReloadPlan } from '@agent/poller-runtime';
 
 /** A poller job the new configuration rejects. */
-export interface RejectedJobReport {
+interface RejectedJobReport {
   jobId: string;
   /** Located reasons (`file:line:col path: message [CODE] (fix: ...)`), secrets redacted. */
   reasons: string[];

@@ -45,7 +45,7 @@ function distance(a: string, b: string): number {
 }
 
 /** The closest name within two edits, if any. */
-export function closest(word: string, names: readonly string[]): string | undefined {
+function closest(word: string, names: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestD = 3;
   for (const n of names) {

@@ -31,7 +31,7 @@ export const NOT_CODES: Readonly<Record<string, string>> = {
 };
 
 /** Production sources under `dir`: no tests, no test support (`testing.ts`, `testing/`, `test-*.ts`). */
-export function sourceFiles(dir: string): string[] {
+function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((f) => {
     const p = join(dir, f);
     if (statSync(p).isDirectory())
@@ -43,7 +43,7 @@ export function sourceFiles(dir: string): string[] {
 }
 
 /** Node's and undici's codes: the source reads them (e.g. a set of "daemon not running" causes), never makes them. */
-export const FOREIGN_PREFIXES: readonly string[] = ['ERR_', 'UND_ERR_'];
+const FOREIGN_PREFIXES: readonly string[] = ['ERR_', 'UND_ERR_'];
 
 const isForeign = (code: string): boolean => FOREIGN_PREFIXES.some((p) => code.startsWith(p));
 

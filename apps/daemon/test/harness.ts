@@ -15,7 +15,7 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   const { NODE_PATH: _runnerOnly, ...env } = process.env;
   return { ...env, ...extra };
 }
-export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 
 export interface Workdir {
   root: string;

@@ -4,13 +4,16 @@ import { chownSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { webhookSourceKey } from '@agent/poller-kind-webhook';
+import { webhookPollerKind, type WebhookConfig } from '@agent/poller-kind-webhook';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { baseConfig, daemonScope, LLM, runCli, type Workdir } from './harness.js';
 import { hashSourceKey } from '@agent/poller-runtime';
 
 const scope = daemonScope();
+/** The kind's identity of a source; it reads only the source fields of a job config. */
+const webhookSourceKey = (c: Partial<WebhookConfig>): string =>
+  webhookPollerKind.sourceKey!(c as WebhookConfig);
 let servers: Server[] = [];
 afterEach(async () => {
   for (const s of servers) await new Promise<void>((r) => s.close(() => r()));

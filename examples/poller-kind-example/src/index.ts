@@ -25,19 +25,17 @@ export interface ExampleCounterConfig {
   dispatch_delay_ms?: number;
 }
 
-interface Cursor {
-  next: number;
-}
+/** What a tick keeps for the next one: a type alias of JSON, the kind's second type parameter. */
+type Cursor = { next: number };
 
-function nextOf(cursor: JsonValue | null, start: number): number {
-  const n =
-    cursor && typeof cursor === 'object' && !Array.isArray(cursor)
-      ? (cursor as Record<string, JsonValue>).next
-      : undefined;
+function nextOf(stored: Cursor | null, start: number): number {
+  // Stored JSON: an older version may have written another shape, so it is read as any JSON value.
+  const cursor: JsonValue = stored;
+  const n = cursor && typeof cursor === 'object' && !Array.isArray(cursor) ? cursor.next : undefined;
   return typeof n === 'number' && Number.isSafeInteger(n) ? n : start;
 }
 
-export const exampleCounterPollerKind = definePollerKind<ExampleCounterConfig>({
+export const exampleCounterPollerKind = definePollerKind<ExampleCounterConfig, Cursor>({
   kind: 'example_counter',
   apiVersion: 1,
   configSchema: withBaseConfig({
@@ -59,12 +57,11 @@ export const exampleCounterPollerKind = definePollerKind<ExampleCounterConfig>({
     if (ctx.config.simulate_failure === 'transient')
       throw new TransientError('simulated transient failure', { retryAfterMs: 1000 });
     const n = nextOf(ctx.cursor, ctx.config.start);
-    const cursor: Cursor = { next: n + 1 };
     return {
       items: [
         { id: `${ctx.config.prefix}-${n}`, fields: { n: String(n), label: `${ctx.config.prefix} ${n}` } },
       ],
-      cursor: { ...cursor },
+      cursor: { next: n + 1 },
     };
   },
 });

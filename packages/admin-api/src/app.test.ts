@@ -1,7 +1,8 @@
 import { createMemoryLogger } from '@agent/log';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SECRET, startPollers, type PollerFixture } from '../test/pollers.js';
-import { createAdminApp, type AdminAppOptions, type CredentialsReloadResult } from './app.js';
+import { createAdminApp, type AdminAppOptions } from './app.js';
+import type { CredentialsReloadResult } from './wire.js';
 import { ADMIN_ERROR_CODES } from './errors.js';
 import { ADMIN_ROUTES } from './routes.js';
 import { serveAdmin } from './serve.js';

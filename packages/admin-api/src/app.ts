@@ -15,38 +15,16 @@ import {
   localEndOf,
   readJsonObject,
 } from './security.js';
-
-/** A job as listed: the fields the routes rely on; every other field of the object is passed through. */
-export interface AdminJobSummary {
-  id: string;
-  kind: string;
-  agent: string;
-  schedule: string;
-  paused: boolean;
-  breaker: string;
-  consecutive_errors: number;
-  last_status: string | null;
-  last_run_at: string | null;
-  next_run_at: string | null;
-}
-
-/** A job of pollers.yaml that is rejected; `running` when its previous definition keeps running. */
-export interface AdminRejectedJob {
-  id: string;
-  errors: string[];
-  running: boolean;
-}
-
-export interface AdminJobDetail extends AdminJobSummary {
-  config: Record<string, unknown>;
-}
-
-export interface AdminRunResult {
-  status: string;
-  items_seen: number;
-  items_dispatched: number;
-  error?: string;
-}
+import type {
+  AdminInfo,
+  AdminJobDetail,
+  AdminJobList,
+  AdminJobSummary,
+  AdminRejectedJob,
+  AdminRunResult,
+  CredentialsReloadResult,
+  ReloadPlanJson,
+} from './wire.js';
 
 /** The part of the poller service the admin routes use (structurally the daemon's `PollerService`). */
 export interface AdminPollers {
@@ -58,34 +36,6 @@ export interface AdminPollers {
   reset(id: string): Promise<AdminJobSummary>;
   /** Jobs of pollers.yaml the running configuration rejects, with located reasons. */
   rejectedJobs?(): readonly AdminRejectedJob[];
-}
-
-export interface ReloadPlanJson {
-  add: string[];
-  replace: string[];
-  remove: string[];
-  keep: string[];
-  rejected: { id: string; errors: string[] }[];
-  /** Files the reload could not apply (e.g. a YAML error in pollers.yaml: its jobs run as before). */
-  errors?: string[];
-}
-
-export interface CredentialsReloadResult {
-  /** Channel plugins whose clients were rebuilt. */
-  channels: string[];
-  /** Whether the pollers' cached provider clients were dropped (false while the subsystem is off). */
-  pollers: boolean;
-}
-
-/** `GET /admin/info`: who the daemon is and where it keeps things (absolute paths). */
-export interface AdminInfo {
-  version: string;
-  pid: number;
-  /** RFC 3339. */
-  started_at: string;
-  config_dir: string;
-  data_dir: string;
-  broker: { kind: 'local' | 'nats'; socket?: string };
 }
 
 export interface AdminAppOptions {
@@ -162,7 +112,7 @@ export function createAdminApp(options: AdminAppOptions): Hono {
   const handlers: Record<AdminRouteName, (c: Context) => Promise<unknown>> = {
     listPollers: async () => {
       const p = pollersOrOff();
-      return { jobs: await p.list(), rejected: p.rejectedJobs?.() ?? [] };
+      return { jobs: await p.list(), rejected: p.rejectedJobs?.() ?? [] } satisfies AdminJobList;
     },
     showPoller: async (c) => {
       const detail = await pollersOrOff().show(c.req.param('id')!);

@@ -128,8 +128,3 @@ export function isAdminError(err: unknown): err is AdminError {
       (err as { name?: unknown }).name === 'AdminError')
   );
 }
-
-/** The one error body every endpoint answers with. */
-export interface AdminErrorBody {
-  error: { code: string; message: string };
-}

@@ -1,23 +1,22 @@
 export { createMetricsApp, type MetricsAppOptions } from './metrics.js';
 export { parseListen, serveAdmin, serveApp, type ServedApp, type ServeOptions } from './serve.js';
-export {
-  createAdminApp,
-  type AdminAppOptions,
-  type AdminInfo,
-  type AdminJobDetail,
-  type AdminJobSummary,
-  type AdminPollers,
-  type AdminRejectedJob,
-  type AdminRunResult,
-  type CredentialsReloadResult,
-  type ReloadPlanJson,
-} from './app.js';
+export { createAdminApp, type AdminAppOptions, type AdminPollers } from './app.js';
+export type {
+  AdminErrorBody,
+  AdminInfo,
+  AdminJobDetail,
+  AdminJobList,
+  AdminJobSummary,
+  AdminRejectedJob,
+  AdminRunResult,
+  CredentialsReloadResult,
+  ReloadPlanJson,
+} from './wire.js';
 export {
   ADMIN_ERROR_CODES,
   AdminError,
   isAdminError,
   METRICS_ERROR_CODES,
-  type AdminErrorBody,
   type AdminErrorCode,
   type AdminErrorInfo,
   type MetricsErrorCode,

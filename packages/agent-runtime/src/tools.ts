@@ -86,7 +86,7 @@ export function collectTools(
   return { all, visible, schemas };
 }
 
-export type ToolCallStatus = 'ok' | 'not_allowed' | 'bad_arguments' | 'rejected' | 'failed';
+type ToolCallStatus = 'ok' | 'not_allowed' | 'bad_arguments' | 'rejected' | 'failed';
 
 /**
  * Thrown by a handler to refuse a call: the model gets `message` verbatim as an error result (other

@@ -40,7 +40,7 @@ export interface TurnInput {
   abortReason(): TurnAbortReason | undefined;
 }
 
-export type TurnStatus = 'replied' | 'no_reply' | 'failed' | 'aborted';
+type TurnStatus = 'replied' | 'no_reply' | 'failed' | 'aborted';
 
 export interface TurnResult {
   status: TurnStatus;

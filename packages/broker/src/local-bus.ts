@@ -25,7 +25,7 @@ interface PendingRequest {
   fail(err: BrokerError): void;
 }
 
-export function newInbox(): string {
+function newInbox(): string {
   return `_INBOX.${randomUUID().replaceAll('-', '')}`;
 }
 

@@ -6,19 +6,10 @@
  */
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
+import type { AdminInfo } from '@agent/admin-api';
 import type { BrokerConfig } from '@agent/broker';
 import { adminRequest, resolveAdminTarget } from './admin-client.js';
 import type { CliIO } from './io.js';
-
-/** `GET /admin/info`. */
-export interface DaemonInfoJson {
-  version: string;
-  pid: number;
-  started_at: string;
-  config_dir: string;
-  data_dir: string;
-  broker: { kind: 'local' | 'nats'; socket?: string };
-}
 
 /** A daemon on loopback answers at once; this only bounds a port that accepts and never answers. */
 export const INFO_TIMEOUT_MS = 1000;
@@ -41,10 +32,10 @@ export async function fetchDaemonInfo(
   io: Pick<CliIO, 'cwd' | 'env'>,
   configDir: string,
   timeoutMs = INFO_TIMEOUT_MS,
-): Promise<DaemonInfoJson | null> {
+): Promise<AdminInfo | null> {
   try {
     const target = resolveAdminTarget({ configDir, cwd: io.cwd, env: io.env });
-    const info = await adminRequest<DaemonInfoJson>(target, 'GET', '/admin/info', { timeoutMs });
+    const info = await adminRequest<AdminInfo>(target, 'GET', '/admin/info', { timeoutMs });
     if (typeof info?.config_dir !== 'string' || !samePath(info.config_dir, resolve(io.cwd, configDir)))
       return null;
     return info;

@@ -1,3 +1,4 @@
+import type { AdminJobDetail } from '@agent/admin-api';
 import { describe, expect, it } from 'vitest';
 import { listenToUrl } from './admin-client.js';
 import {
@@ -8,10 +9,9 @@ import {
   formatRunResult,
   formatTime,
   formatValue,
-  type JobDetailJson,
 } from './format.js';
 
-const job: JobDetailJson = {
+const job: AdminJobDetail = {
   id: 'j1',
   kind: 'rss',
   agent: 'a',

@@ -1,57 +1,12 @@
 /** Plain-text rendering of admin API answers. Pure functions: tested with snapshots. */
+import type {
+  AdminJobDetail,
+  AdminJobSummary,
+  AdminRejectedJob,
+  AdminRunResult,
+  ReloadPlanJson,
+} from '@agent/admin-api';
 import { paint } from './io.js';
-
-/** The fields of a listed job the CLI shows (the API may send more). */
-export interface JobSummaryJson {
-  id: string;
-  kind: string;
-  agent: string;
-  schedule: string;
-  paused: boolean;
-  breaker: string;
-  consecutive_errors: number;
-  last_status: string | null;
-  last_error?: string | null;
-  last_run_at: string | null;
-  next_run_at: string | null;
-  /** `stale` while the job's entry in pollers.yaml is rejected and its previous definition runs. */
-  definition?: 'current' | 'stale';
-  definition_error?: string | null;
-}
-
-/** A job of pollers.yaml that is rejected (`running`: its previous definition keeps running). */
-export interface RejectedJobJson {
-  id: string;
-  errors: string[];
-  running: boolean;
-}
-
-export interface JobDetailJson extends JobSummaryJson {
-  config: Record<string, unknown>;
-  deliver?: { channel: string; to: string };
-  failure_to?: { channel: string; to: string } | null;
-  cursor?: { present: boolean; bytes: number };
-  seen_ids?: number;
-  baselined?: boolean;
-  last_failure_alert_at?: string | null;
-  lease?: { holder: string | null; epoch: number; expires_at: string } | null;
-}
-
-export interface RunResultJson {
-  status: string;
-  items_seen: number;
-  items_dispatched: number;
-  error?: string;
-}
-
-export interface ReloadPlanJson {
-  add: string[];
-  replace: string[];
-  remove: string[];
-  keep: string[];
-  rejected: { id: string; errors: string[] }[];
-  errors?: string[];
-}
 
 /** `2026-01-01T00:01:00.000Z` -> `2026-01-01 00:01:00Z`; `-` for none. */
 export function formatTime(iso: string | null | undefined): string {
@@ -109,9 +64,9 @@ function breakerCell(breaker: string, color: boolean): string {
  * pollers.yaml follows the table with its reason.
  */
 export function formatJobTable(
-  jobs: readonly JobSummaryJson[],
+  jobs: readonly AdminJobSummary[],
   color = false,
-  rejected: readonly RejectedJobJson[] = [],
+  rejected: readonly AdminRejectedJob[] = [],
 ): string[] {
   const notes = rejected.map(
     (r) =>
@@ -183,7 +138,7 @@ const dest = (d: { channel: string; to: string } | null | undefined): string =>
   d ? `${d.channel} -> ${d.to}` : '-';
 
 /** The `agent pollers show` text. */
-export function formatJobDetail(j: JobDetailJson, color = false): string[] {
+export function formatJobDetail(j: AdminJobDetail, color = false): string[] {
   const cursor = j.cursor ? (j.cursor.present ? `${j.cursor.bytes} bytes` : 'none') : '-';
   // A lease without a holder is released: its expiry is history, not a hold, so it is not printed.
   const lease = !j.lease
@@ -222,7 +177,7 @@ export function formatJobDetail(j: JobDetailJson, color = false): string[] {
 }
 
 /** `agent pollers run`: status and item counts. */
-export function formatRunResult(id: string, r: RunResultJson, color = false): string[] {
+export function formatRunResult(id: string, r: AdminRunResult, color = false): string[] {
   const lines = [
     `run ${id}: ${statusCell(r.status, color)}, ${r.items_seen} new item(s) seen, ${r.items_dispatched} delivered`,
   ];

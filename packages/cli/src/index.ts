@@ -46,7 +46,7 @@ export {
   type CliErrorCode,
   type CliErrorInfo,
 } from './admin-client.js';
-export { daemonBrokerConfig, fetchDaemonInfo, INFO_TIMEOUT_MS, type DaemonInfoJson } from './daemon-info.js';
+export { daemonBrokerConfig, fetchDaemonInfo, INFO_TIMEOUT_MS } from './daemon-info.js';
 export {
   alignTable,
   formatJobDetail,
@@ -55,11 +55,6 @@ export {
   formatRunResult,
   formatTime,
   formatValue,
-  type JobDetailJson,
-  type JobSummaryJson,
-  type RejectedJobJson,
-  type ReloadPlanJson,
-  type RunResultJson,
 } from './format.js';
 
 /** Every client command, for the `agent` bin to mount. */

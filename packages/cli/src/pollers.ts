@@ -1,4 +1,11 @@
 /** `agent pollers list|show|run|pause|resume|reset|reload`: clients of the daemon's loopback admin API. */
+import type {
+  AdminJobDetail,
+  AdminJobList,
+  AdminJobSummary,
+  AdminRunResult,
+  ReloadPlanJson,
+} from '@agent/admin-api';
 import type { Argv, CommandModule } from 'yargs';
 import {
   adminRequest,
@@ -9,18 +16,7 @@ import {
   RUN_TIMEOUT_MS,
   type AdminTarget,
 } from './admin-client.js';
-import {
-  formatJobDetail,
-  formatJobTable,
-  formatReloadPlan,
-  formatRunResult,
-  formatTime,
-  type JobDetailJson,
-  type JobSummaryJson,
-  type RejectedJobJson,
-  type ReloadPlanJson,
-  type RunResultJson,
-} from './format.js';
+import { formatJobDetail, formatJobTable, formatReloadPlan, formatRunResult, formatTime } from './format.js';
 import type { CliIO } from './io.js';
 
 export type PollersAction = 'list' | 'show' | 'run' | 'pause' | 'resume' | 'reset' | 'reload';
@@ -73,23 +69,19 @@ export async function runPollers(io: CliIO, args: PollersArgs): Promise<number> 
   try {
     switch (args.action) {
       case 'list': {
-        const body = await adminRequest<{ jobs: JobSummaryJson[]; rejected?: RejectedJobJson[] }>(
-          target,
-          'GET',
-          '/admin/pollers',
-        );
+        const body = await adminRequest<AdminJobList>(target, 'GET', '/admin/pollers');
         if (args.json) json(body);
         else out(formatJobTable(body.jobs, io.color, body.rejected ?? []));
         return 0;
       }
       case 'show': {
-        const body = await adminRequest<JobDetailJson>(target, 'GET', `/admin/pollers/${enc(id)}`);
+        const body = await adminRequest<AdminJobDetail>(target, 'GET', `/admin/pollers/${enc(id)}`);
         if (args.json) json(body);
         else out(formatJobDetail(body, io.color));
         return 0;
       }
       case 'run': {
-        const body = await adminRequest<RunResultJson>(target, 'POST', `/admin/pollers/${enc(id)}/run`, {
+        const body = await adminRequest<AdminRunResult>(target, 'POST', `/admin/pollers/${enc(id)}/run`, {
           timeoutMs: RUN_TIMEOUT_MS,
         });
         if (args.json) json(body);
@@ -98,7 +90,7 @@ export async function runPollers(io: CliIO, args: PollersArgs): Promise<number> 
       }
       case 'pause':
       case 'resume': {
-        const body = await adminRequest<JobSummaryJson>(
+        const body = await adminRequest<AdminJobSummary>(
           target,
           'POST',
           `/admin/pollers/${enc(id)}/${args.action}`,
@@ -112,7 +104,7 @@ export async function runPollers(io: CliIO, args: PollersArgs): Promise<number> 
         return 0;
       }
       case 'reset': {
-        const body = await adminRequest<JobSummaryJson>(target, 'POST', `/admin/pollers/${enc(id)}/reset`, {
+        const body = await adminRequest<AdminJobSummary>(target, 'POST', `/admin/pollers/${enc(id)}/reset`, {
           body: { confirm: true },
         });
         if (args.json) json(body);

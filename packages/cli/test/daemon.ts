@@ -24,7 +24,7 @@ import {
 const fromPollerCore = createRequire(join(import.meta.dirname, '..', '..', 'poller-core', 'package.json'));
 const { Registry } = fromPollerCore('prom-client') as { Registry: new () => object };
 
-export const BIN = join(import.meta.dirname, '..', '..', '..', 'apps', 'daemon', 'dist', 'bin.js');
+const BIN = join(import.meta.dirname, '..', '..', '..', 'apps', 'daemon', 'dist', 'bin.js');
 export const SECRET = 'sk-test-5b7c9d1e';
 
 export function assertBuilt(): void {

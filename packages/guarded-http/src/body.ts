@@ -19,7 +19,7 @@ type Coding = 'gzip' | 'deflate' | 'br';
  * The codings of a `Content-Encoding` header in the order they were applied, or `undefined` if one
  * is unknown (then the body is returned as it came, still under the cap).
  */
-export function parseContentEncoding(header: string | undefined): Coding[] | undefined {
+function parseContentEncoding(header: string | undefined): Coding[] | undefined {
   if (header === undefined) return [];
   const out: Coding[] = [];
   for (const raw of header.split(',')) {

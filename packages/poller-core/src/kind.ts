@@ -22,11 +22,11 @@ export interface PollItem {
   onDelivered?(): Promise<void>;
 }
 
-export interface TickResult {
+export interface TickResult<Cursor extends JsonValue = JsonValue> {
   /** Oldest first. Ids already delivered are skipped by the runner. */
   items: PollItem[];
   /** The next cursor; committed only once every new item was delivered. Omitted: the cursor is unchanged. */
-  cursor?: JsonValue;
+  cursor?: Cursor;
   /** The source said nothing changed (e.g. HTTP 304): a zero-cost ok tick. */
   notModified?: boolean;
 }
@@ -36,12 +36,20 @@ export interface PollerHttp {
   request(url: string | URL, options?: GuardedRequestOptions): Promise<GuardedResponse>;
 }
 
-export interface TickContext<Config = Record<string, unknown>, Shared = unknown> {
+export interface TickContext<
+  Config = Record<string, unknown>,
+  Cursor extends JsonValue = JsonValue,
+  Shared = unknown,
+> {
   job: { readonly id: string; readonly agent: string; readonly kind: string };
   /** The validated job config, defaults filled in. */
   config: Readonly<Config>;
-  /** `null` on the first tick and after `reset`. */
-  cursor: JsonValue | null;
+  /**
+   * The cursor the kind's last committed tick returned; `null` on the first tick and after `reset`. It is
+   * stored JSON, not checked against `Cursor`: a kind reads it defensively (an older version may have
+   * written another shape).
+   */
+  cursor: Cursor | null;
   /** The (agent, kind) shared resource from `createShared`; `undefined` when the kind has none. */
   shared: Shared;
   http: PollerHttp;
@@ -90,7 +98,15 @@ export interface KindTool<Shared = unknown> {
   handler(args: Record<string, unknown>, ctx: ToolContext & { shared: Shared }): Promise<unknown>;
 }
 
-export interface PollerKindDefinition<Config = Record<string, unknown>, Shared = unknown> {
+/**
+ * A kind: `Config` is its validated job config (derive it from `configSchema`), `Cursor` the JSON it keeps
+ * between ticks (`never` when it keeps none), `Shared` its per-(agent, kind) resource.
+ */
+export interface PollerKindDefinition<
+  Config = Record<string, unknown>,
+  Cursor extends JsonValue = JsonValue,
+  Shared = unknown,
+> {
   /** `^[a-z][a-z0-9_]{0,63}$`, e.g. `rss`, `webhook_poll`, `acme_jira`. */
   readonly kind: string;
   readonly apiVersion: typeof POLLER_API_VERSION;
@@ -111,14 +127,20 @@ export interface PollerKindDefinition<Config = Record<string, unknown>, Shared =
    * hold a URL path with a token), so it may name the source in full.
    */
   sourceKey?(config: Config): string;
-  tick(ctx: TickContext<Config, Shared>): Promise<TickResult>;
+  tick(ctx: TickContext<Config, Cursor, Shared>): Promise<TickResult<Cursor>>;
   readonly tools?: readonly KindTool<Shared>[];
 }
 
-// Defaults are `any` so that a kind with a specific Config/Shared is a `PollerKind` (its methods take
-// those types as parameters). Not `Readonly<...>`; the object itself is frozen at runtime.
-// oxlint-disable-next-line typescript/no-explicit-any
-export type PollerKind<Config = any, Shared = any> = PollerKindDefinition<Config, Shared> & {
+// Defaults are `any` so that a kind with a specific Config/Cursor/Shared is a `PollerKind` (its methods
+// take those types as parameters). Not `Readonly<...>`; the object itself is frozen at runtime.
+export type PollerKind<
+  // oxlint-disable-next-line typescript/no-explicit-any
+  Config = any,
+  // oxlint-disable-next-line typescript/no-explicit-any
+  Cursor extends JsonValue = any,
+  // oxlint-disable-next-line typescript/no-explicit-any
+  Shared = any,
+> = PollerKindDefinition<Config, Cursor, Shared> & {
   readonly [POLLER_KIND_BRAND]: typeof POLLER_API_VERSION;
 };
 
@@ -184,16 +206,30 @@ export function maxItemsConsidered(config: { readonly max_items_considered?: unk
   return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? n : DEFAULT_MAX_ITEMS_CONSIDERED;
 }
 
+type Flat<T> = { [K in keyof T]: T[K] } & {};
+
+/**
+ * The schema `withBaseConfig` returns, typed precisely enough for `FromSchema` (json-schema-to-ts) and the
+ * like: the kind's properties over the base ones, `deliver` and `message_template` required.
+ */
+type WithBaseConfig<S extends { properties?: object; required?: readonly string[] }> = Flat<
+  Omit<S, 'type' | 'properties' | 'required'> & {
+    readonly type: 'object';
+    readonly properties: Flat<
+      Omit<typeof baseConfigProperties, keyof NonNullable<S['properties']>> & NonNullable<S['properties']>
+    >;
+    readonly required: readonly [
+      'deliver',
+      'message_template',
+      ...(S['required'] extends readonly string[] ? S['required'] : []),
+    ];
+  }
+>;
+
 /** Adds `deliver`, `message_template`, `max_per_tick`, `dispatch_delay_ms` and `max_items_considered` to an object schema. */
 export function withBaseConfig<
-  S extends { properties?: Record<string, unknown>; required?: readonly string[] },
->(
-  schema: S,
-): S & {
-  type: 'object';
-  properties: typeof baseConfigProperties & NonNullable<S['properties']>;
-  required: string[];
-} {
+  const S extends { properties?: Record<string, unknown>; required?: readonly string[] },
+>(schema: S): WithBaseConfig<S> {
   return {
     type: 'object',
     ...schema,
@@ -212,9 +248,11 @@ function invalid(kind: unknown, message: string): PollerError {
  * Checks a kind definition, freezes it and brands it. Throws `PollerError` `POLLER_INVALID_KIND` or
  * `POLLER_KIND_API_VERSION` with a message that says what to fix.
  */
-export function definePollerKind<Config = Record<string, unknown>, Shared = unknown>(
-  def: PollerKindDefinition<Config, Shared>,
-): PollerKind<Config, Shared> {
+export function definePollerKind<
+  Config = Record<string, unknown>,
+  Cursor extends JsonValue = JsonValue,
+  Shared = unknown,
+>(def: PollerKindDefinition<Config, Cursor, Shared>): PollerKind<Config, Cursor, Shared> {
   if (def === null || typeof def !== 'object') throw invalid(undefined, 'definition must be an object');
   if (typeof def.kind !== 'string' || !KIND_NAME_PATTERN.test(def.kind))
     throw invalid(def.kind, `name must match ${KIND_NAME_PATTERN.source} (lower case, digits, underscores)`);
@@ -263,7 +301,7 @@ export function definePollerKind<Config = Record<string, unknown>, Shared = unkn
   };
   if (def.tools) kind.tools = Object.freeze(def.tools.map((t) => Object.freeze({ ...t })));
   Object.defineProperty(kind, POLLER_KIND_BRAND, { value: POLLER_API_VERSION, enumerable: false });
-  return Object.freeze(kind) as PollerKind<Config, Shared>;
+  return Object.freeze(kind) as PollerKind<Config, Cursor, Shared>;
 }
 
 /** True for a value made by `definePollerKind` of any copy of this package. */

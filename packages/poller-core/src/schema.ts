@@ -3,7 +3,7 @@
  * first use. The runtime validates jobs with it too, so a config means the same to the author's tests and to
  * the daemon.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
@@ -40,4 +40,4 @@ export function compileSchema(schema: object): ValidateFunction {
   return fn;
 }
 
-export type { ErrorObject as SchemaError, ValidateFunction };
+export type { ValidateFunction };

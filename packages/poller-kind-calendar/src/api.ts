@@ -14,7 +14,7 @@ function retry(ms: number | undefined): PollerErrorOptions {
 }
 
 /** Maps a thrown error (OAuth2, HTTP) to Transient/Permanent; an abort is passed through. */
-export function toPollerError(err: unknown, account: string): unknown {
+function toPollerError(err: unknown, account: string): unknown {
   if (isOAuth2Error(err)) {
     const Cls = err.errorClass === 'permanent' ? PermanentError : TransientError;
     return new Cls(`calendar account "${account}": ${err.message} [${err.code}]`, {
@@ -35,7 +35,7 @@ export function toPollerError(err: unknown, account: string): unknown {
   });
 }
 
-export interface EventsPage {
+interface EventsPage {
   items: CalendarEvent[];
   nextPageToken?: string;
   nextSyncToken?: string;

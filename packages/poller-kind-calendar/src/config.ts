@@ -1,15 +1,6 @@
 /** The `calendar` job config: JSON Schema and defaults. */
 import { baseConfigProperties, withBaseConfig } from '@agent/poller-core';
-
-export interface CalendarConfig {
-  calendar_id: string;
-  skip_cancelled: boolean;
-  single_events: boolean;
-  message_template: string;
-  deliver: { channel: string; to: string };
-  max_per_tick: number;
-  dispatch_delay_ms: number;
-}
+import type { FromSchema } from 'json-schema-to-ts';
 
 /** Placeholders an event provides. */
 export const CALENDAR_PLACEHOLDERS = [
@@ -24,7 +15,7 @@ export const CALENDAR_PLACEHOLDERS = [
   'change',
 ] as const;
 
-export const CALENDAR_DEFAULTS = {
+const CALENDAR_DEFAULTS = {
   calendar_id: 'primary',
   skip_cancelled: true,
   single_events: false,
@@ -60,3 +51,6 @@ export const calendarConfigSchema = withBaseConfig({
     },
   },
 });
+
+/** Config of a `calendar` job, defaults filled in: what `calendarConfigSchema` accepts. */
+export type CalendarConfig = FromSchema<typeof calendarConfigSchema>;

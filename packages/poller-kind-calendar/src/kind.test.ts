@@ -2,7 +2,7 @@ import { runKindTick, testPollerKind } from '@agent/poller-core/testing';
 import { renderTemplate, type JsonValue } from '@agent/poller-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sharedFor, startCalendarFixture, type CalendarFixture } from '../test/helpers.js';
-import { calendarPollerKind, type CalendarShared } from './index.js';
+import { calendarPollerKind, type CalendarShared } from './kind.js';
 
 let fixtures: CalendarFixture[] = [];
 let current: CalendarFixture | null = null;

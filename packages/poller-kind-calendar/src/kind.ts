@@ -6,7 +6,6 @@ import {
   TransientError,
   type JsonValue,
   type PollerKind,
-  type PollerKindDefinition,
   type PollItem,
   type SharedContext,
 } from '@agent/poller-core';
@@ -14,13 +13,13 @@ import { createCalendarApi, EVENTS_PAGE_SIZE, type CalendarApi } from './api.js'
 import { CALENDAR_PLACEHOLDERS, calendarConfigSchema, type CalendarConfig } from './config.js';
 import { eventFields, itemIdOf, type CalendarEvent } from './render.js';
 
-export const CALENDAR_API_BASE_URL = 'https://www.googleapis.com';
+const CALENDAR_API_BASE_URL = 'https://www.googleapis.com';
 
 /** JSON Schema of one `accounts.<name>` block of `plugins/calendar.yaml`. */
 export const calendarAccountSchema = providerAccountSchema(CALENDAR_API_BASE_URL, 'calendar account');
 
 /** Pages one sync may walk before it gives up (Transient): 1000 x 250 events. */
-export const MAX_PAGES_PER_SYNC = 1000;
+const MAX_PAGES_PER_SYNC = 1000;
 
 /** The per-(agent, kind) resource: one OAuth2 client shared by that agent's calendar jobs. */
 export interface CalendarShared {
@@ -31,11 +30,9 @@ export interface CalendarShared {
 }
 
 /** The cursor: the `nextSyncToken` of the last page of the previous sync. */
-export interface CalendarCursor {
-  sync_token: string;
-}
+export type CalendarCursor = { sync_token: string };
 
-export function createCalendarShared(ctx: SharedContext): CalendarShared {
+function createCalendarShared(ctx: SharedContext): CalendarShared {
   let built;
   try {
     built = createAccountClient({
@@ -66,9 +63,12 @@ function changedAt(e: CalendarEvent): number {
   return Number.isFinite(t) ? t : Number.POSITIVE_INFINITY;
 }
 
-function syncTokenOf(cursor: JsonValue | null): string | null {
-  if (cursor === null) return null;
-  const t = typeof cursor === 'object' && !Array.isArray(cursor) ? cursor.sync_token : undefined;
+function syncTokenOf(stored: CalendarCursor | null): string | null {
+  if (stored === null) return null;
+  // Stored JSON: read it as any value, not trusting the type.
+  const cursor: JsonValue = stored;
+  const t =
+    typeof cursor === 'object' && cursor !== null && !Array.isArray(cursor) ? cursor.sync_token : undefined;
   if (typeof t === 'string' && t) return t;
   // A cursor we cannot read must not turn into a full listing that would deliver every event.
   throw new PermanentError(
@@ -81,7 +81,7 @@ function syncTokenOf(cursor: JsonValue | null): string | null {
  * are sent: Google refuses timeMin, timeMax, updatedMin, orderBy, q, iCalUID and the extended-property
  * filters with it, and implies `showDeleted`.
  */
-export function eventsParams(
+function eventsParams(
   config: CalendarConfig,
   syncToken: string | null,
   pageToken?: string,
@@ -93,54 +93,52 @@ export function eventsParams(
   return p;
 }
 
-const definition: PollerKindDefinition<CalendarConfig, CalendarShared> = {
-  kind: 'calendar',
-  apiVersion: 1,
-  configSchema: calendarConfigSchema,
-  placeholders: CALENDAR_PLACEHOLDERS,
-  credentials: 'calendar',
-  createShared: createCalendarShared,
-  sourceKey: (c) => `${c.calendar_id}${c.single_events ? '|single' : ''}`,
-  async tick(ctx) {
-    const { config, shared, signal, logger } = ctx;
-    const syncToken = syncTokenOf(ctx.cursor);
-    const events: CalendarEvent[] = [];
-    let pageToken: string | undefined;
-    let nextSyncToken: string | undefined;
-    // Every page first: Google sends nextSyncToken on the last page only.
-    for (let pages = 0; ; pages++) {
-      if (pages >= MAX_PAGES_PER_SYNC)
-        throw new TransientError(
-          `calendar sync stopped after ${MAX_PAGES_PER_SYNC} pages without a sync token`,
+/** The `calendar` kind; register it with the poller runtime. */
+export const calendarPollerKind: PollerKind<CalendarConfig, CalendarCursor, CalendarShared> =
+  definePollerKind({
+    kind: 'calendar',
+    apiVersion: 1,
+    configSchema: calendarConfigSchema,
+    placeholders: CALENDAR_PLACEHOLDERS,
+    credentials: 'calendar',
+    createShared: createCalendarShared,
+    sourceKey: (c) => `${c.calendar_id}${c.single_events ? '|single' : ''}`,
+    async tick(ctx) {
+      const { config, shared, signal, logger } = ctx;
+      const syncToken = syncTokenOf(ctx.cursor);
+      const events: CalendarEvent[] = [];
+      let pageToken: string | undefined;
+      let nextSyncToken: string | undefined;
+      // Every page first: Google sends nextSyncToken on the last page only.
+      for (let pages = 0; ; pages++) {
+        if (pages >= MAX_PAGES_PER_SYNC)
+          throw new TransientError(
+            `calendar sync stopped after ${MAX_PAGES_PER_SYNC} pages without a sync token`,
+          );
+        const page = await shared.api.listEvents(
+          config.calendar_id,
+          eventsParams(config, syncToken, pageToken),
+          signal,
         );
-      const page = await shared.api.listEvents(
-        config.calendar_id,
-        eventsParams(config, syncToken, pageToken),
-        signal,
-      );
-      events.push(...page.items);
-      if (page.nextPageToken) {
-        pageToken = page.nextPageToken;
-        continue;
+        events.push(...page.items);
+        if (page.nextPageToken) {
+          pageToken = page.nextPageToken;
+          continue;
+        }
+        nextSyncToken = page.nextSyncToken;
+        break;
       }
-      nextSyncToken = page.nextSyncToken;
-      break;
-    }
-    if (!nextSyncToken)
-      throw new TransientError('the calendar API ended a listing without nextSyncToken; retrying later');
-    const kept = config.skip_cancelled ? events.filter((e) => e.status !== 'cancelled') : events;
-    // Oldest change first; events without `updated` (minimal cancelled ones) keep their order at the end.
-    const sorted = kept.map((e, i) => ({ e, i, t: changedAt(e) })).sort((a, b) => a.t - b.t || a.i - b.i);
-    const items: PollItem[] = sorted.map(({ e }) => ({ id: itemIdOf(e), fields: eventFields(e) }));
-    logger.debug('calendar sync listed', {
-      mode: syncToken ? 'incremental' : 'full',
-      events: events.length,
-      skipped_cancelled: events.length - kept.length,
-    });
-    const cursor: CalendarCursor = { sync_token: nextSyncToken };
-    return { items, cursor: cursor as unknown as JsonValue };
-  },
-};
-
-/** The `calendar` kind; register it with the poller runtime. Typed configs are internal, hence the cast. */
-export const calendarPollerKind: PollerKind = definePollerKind(definition as unknown as PollerKindDefinition);
+      if (!nextSyncToken)
+        throw new TransientError('the calendar API ended a listing without nextSyncToken; retrying later');
+      const kept = config.skip_cancelled ? events.filter((e) => e.status !== 'cancelled') : events;
+      // Oldest change first; events without `updated` (minimal cancelled ones) keep their order at the end.
+      const sorted = kept.map((e, i) => ({ e, i, t: changedAt(e) })).sort((a, b) => a.t - b.t || a.i - b.i);
+      const items: PollItem[] = sorted.map(({ e }) => ({ id: itemIdOf(e), fields: eventFields(e) }));
+      logger.debug('calendar sync listed', {
+        mode: syncToken ? 'incremental' : 'full',
+        events: events.length,
+        skipped_cancelled: events.length - kept.length,
+      });
+      return { items, cursor: { sync_token: nextSyncToken } };
+    },
+  });

@@ -1,6 +1,6 @@
 import { startFakeTokenEndpoint, type FakeTokenEndpoint } from '@agent/oauth2/testing';
 import type { ResolvedAccount, SharedContext } from '@agent/poller-core';
-import { calendarPollerKind, type CalendarShared } from '../src/index.js';
+import { calendarPollerKind, type CalendarShared } from '../src/kind.js';
 import { startFakeCalendar, type FakeCalendar } from '../src/testing.js';
 
 export interface CalendarFixture {
@@ -34,7 +34,7 @@ export async function startCalendarFixture(now: () => number = Date.now): Promis
 }
 
 /** A minimal real HTTP client over the built-in fetch (structurally a `PollerHttp`). */
-export function fetchHttp(): SharedContext['http'] {
+function fetchHttp(): SharedContext['http'] {
   return {
     async request(url, options = {}) {
       const res = await fetch(url, {
@@ -61,7 +61,7 @@ export function fetchHttp(): SharedContext['http'] {
   };
 }
 
-export const quietLogger: SharedContext['logger'] = {
+const quietLogger: SharedContext['logger'] = {
   debug() {},
   info() {},
   warn() {},

@@ -12,10 +12,10 @@ import { classifyError, PermanentError, TransientError, type PollerErrorOptions 
 import { codeOf } from '@agent/guarded-http';
 
 /** Ids one listing returns at most (pages of 500); older matches wait until the window moves. */
-export const LIST_MAX_IDS = 2500;
-export const LIST_PAGE_SIZE = 500;
+const LIST_MAX_IDS = 2500;
+const LIST_PAGE_SIZE = 500;
 /** Deadline of one mark-read call. */
-export const MARK_READ_TIMEOUT_MS = 10_000;
+const MARK_READ_TIMEOUT_MS = 10_000;
 
 function retry(ms: number | undefined): PollerErrorOptions {
   return ms === undefined ? {} : { retryAfterMs: ms };
@@ -43,7 +43,7 @@ export function toPollerError(err: unknown, account: string, what: string): unkn
   });
 }
 
-export interface ListResult {
+interface ListResult {
   ids: string[];
   /** More matches existed than were listed. */
   truncated: boolean;

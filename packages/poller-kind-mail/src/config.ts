@@ -1,33 +1,13 @@
 /** The `mail` job config: JSON Schema, defaults and the checks the schema cannot express. */
 import { baseConfigProperties, validateTemplate, withBaseConfig } from '@agent/poller-core';
+import type { FromSchema } from 'json-schema-to-ts';
 import { extractProblems } from './extract.js';
 import { normalizeAllowlistPattern } from './sender.js';
 
-export interface MailConfig {
-  query: string;
-  newer_than: string;
-  max_per_tick: number;
-  dispatch_delay_ms: number;
-  sender_allowlist: string[];
-  extract: Record<string, string>;
-  require_fields: string[];
-  message_template: string;
-  mark_read_on_dispatch: boolean;
-  deliver: { channel: string; to: string };
-}
-
 /** Placeholders every message provides; `extract` names add to them. */
-export const MAIL_PLACEHOLDERS = [
-  'snippet',
-  'subject',
-  'from',
-  'from_address',
-  'date',
-  'id',
-  'thread_id',
-] as const;
+const MAIL_PLACEHOLDERS = ['snippet', 'subject', 'from', 'from_address', 'date', 'id', 'thread_id'] as const;
 
-export const MAIL_DEFAULTS = {
+const MAIL_DEFAULTS = {
   newer_than: '2d',
   max_per_tick: 20,
   dispatch_delay_ms: 1000,
@@ -81,6 +61,9 @@ export const mailConfigSchema = withBaseConfig({
     },
   },
 });
+
+/** Config of a `mail` job, defaults filled in: what `mailConfigSchema` accepts. */
+export type MailConfig = FromSchema<typeof mailConfigSchema>;
 
 /** Checks beyond the schema: regexes, extract names, require_fields, allowlist entries, template. */
 export function mailConfigProblems(config: MailConfig): string[] {

@@ -7,7 +7,7 @@ import vm from 'node:vm';
 /** Characters of decoded text a pattern sees at most. */
 export const EXTRACT_INPUT_MAX_CHARS = 20_000;
 /** Time one pattern may run on one message. */
-export const EXTRACT_TIMEOUT_MS = 100;
+const EXTRACT_TIMEOUT_MS = 100;
 
 const INLINE_FLAGS = /^\(\?([ims]+)\)/;
 

@@ -3,7 +3,8 @@ import { renderTemplate, type PollItem } from '@agent/poller-core';
 import { GuardedHttpError } from '@agent/guarded-http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sharedFor, startMailFixture, type MailFixture } from '../test/helpers.js';
-import { mailPollerKind, tickQuery, toPollerError, type MailShared } from './index.js';
+import { toPollerError } from './api.js';
+import { mailPollerKind, tickQuery, type MailShared } from './kind.js';
 
 const HOUR = 3_600_000;
 const ago = (h: number) => Date.now() - h * HOUR;

@@ -6,7 +6,6 @@ import {
   PollerError,
   type KindTool,
   type PollerKind,
-  type PollerKindDefinition,
   type PollItem,
   type SharedContext,
   type TickContext,
@@ -19,20 +18,20 @@ import { senderAllowed } from './sender.js';
 
 type Logger = TickContext['logger'];
 
-export const MAIL_API_BASE_URL = 'https://gmail.googleapis.com';
+const MAIL_API_BASE_URL = 'https://gmail.googleapis.com';
 
 /** JSON Schema of one `accounts.<name>` block of `plugins/mail.yaml`. */
 export const mailAccountSchema = providerAccountSchema(MAIL_API_BASE_URL, 'mail account');
 
 /** Labels of messages that are never dispatched: the owner's own drafts, sent and scheduled mail. */
-export const SKIPPED_LABELS: readonly string[] = ['DRAFT', 'SENT', 'SCHEDULED'];
+const SKIPPED_LABELS: readonly string[] = ['DRAFT', 'SENT', 'SCHEDULED'];
 
 /** Parsed messages kept per agent, so a message is fetched once, not on every tick. */
-export const MESSAGE_CACHE_SIZE = 5000;
+const MESSAGE_CACHE_SIZE = 5000;
 /** `messages.get` calls in flight at once during a tick. */
-export const FETCH_CONCURRENCY = 4;
+const FETCH_CONCURRENCY = 4;
 /** Ids `mail_count_unread` pages through before it falls back to the API estimate. */
-export const COUNT_MAX_IDS = 5000;
+const COUNT_MAX_IDS = 5000;
 
 /** The per-(agent, kind) resource: one OAuth2 client (single-flight refresh) and a message cache. */
 export interface MailShared {
@@ -44,7 +43,7 @@ export interface MailShared {
   close(): void;
 }
 
-export function createMailShared(ctx: SharedContext): MailShared {
+function createMailShared(ctx: SharedContext): MailShared {
   let built;
   try {
     built = createAccountClient({
@@ -158,7 +157,8 @@ const countTool: KindTool<MailShared> = {
   },
 };
 
-const definition: PollerKindDefinition<MailConfig, MailShared> = {
+/** The `mail` kind; register it with the poller runtime. It keeps no cursor: dedup is the runner's seen set. */
+export const mailPollerKind: PollerKind<MailConfig, never, MailShared> = definePollerKind({
   kind: 'mail',
   apiVersion: 1,
   configSchema: mailConfigSchema,
@@ -229,7 +229,4 @@ const definition: PollerKindDefinition<MailConfig, MailShared> = {
     return { items };
   },
   tools: [countTool],
-};
-
-/** The `mail` kind; register it with the poller runtime. Typed configs are internal, hence the cast. */
-export const mailPollerKind: PollerKind = definePollerKind(definition as unknown as PollerKindDefinition);
+});

@@ -35,7 +35,7 @@ export interface MailMessage {
 }
 
 /** Characters of body text kept per message. */
-export const BODY_MAX_CHARS = 100_000;
+const BODY_MAX_CHARS = 100_000;
 
 interface Part {
   mimeType?: unknown;

@@ -1,6 +1,6 @@
 import { startFakeTokenEndpoint, type FakeTokenEndpoint } from '@agent/oauth2/testing';
 import type { ResolvedAccount, SharedContext } from '@agent/poller-core';
-import { mailPollerKind, type MailShared } from '../src/index.js';
+import { mailPollerKind, type MailShared } from '../src/kind.js';
 import { startFakeGmail, type FakeGmail } from '../src/testing.js';
 
 export interface MailFixture {
@@ -36,7 +36,7 @@ export async function startMailFixture(now: () => number = Date.now): Promise<Ma
 }
 
 /** A minimal real HTTP client over the built-in fetch (structurally a `PollerHttp`), for building a shared client. */
-export function fetchHttp(): SharedContext['http'] {
+function fetchHttp(): SharedContext['http'] {
   return {
     async request(url, options = {}) {
       const res = await fetch(url, {
@@ -63,7 +63,7 @@ export function fetchHttp(): SharedContext['http'] {
   };
 }
 
-export const quietLogger: SharedContext['logger'] = {
+const quietLogger: SharedContext['logger'] = {
   debug() {},
   info() {},
   warn() {},

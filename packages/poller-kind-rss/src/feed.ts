@@ -35,7 +35,7 @@ export interface FeedItem {
   author?: string;
 }
 
-export type FeedFormat = 'rss' | 'atom' | 'rdf' | 'json';
+type FeedFormat = 'rss' | 'atom' | 'rdf' | 'json';
 
 export interface ParsedFeed {
   /** Plain-text feed title, when the feed has one. */
@@ -55,6 +55,7 @@ export interface ParseFeedOptions {
 /**
  * Why a body could not be read as a feed: stable codes, returned (never thrown) and named in the tick's
  * Transient error. Each with what it means and what the operator does about it.
+ * @public Read from the build by scripts/gen-errors-doc.mjs (docs/errors.md).
  */
 export const FEED_ERROR_CODES = {
   FEED_BODY_INVALID: {
@@ -84,7 +85,7 @@ export const FEED_ERROR_CODES = {
   },
 } as const satisfies Record<string, { meaning: string; action: string }>;
 
-export type FeedParseErrorCode = keyof typeof FEED_ERROR_CODES;
+type FeedParseErrorCode = keyof typeof FEED_ERROR_CODES;
 
 export type ParseFeedResult =
   | { ok: true; feed: ParsedFeed; /** The character encoding used to read the body. */ encoding: string }

@@ -2,7 +2,8 @@ import { classifyError, validateTemplate } from '@agent/poller-core';
 import { runKindTick, testPollerKind } from '@agent/poller-core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { entries, memoryLogger, rss, startServer, withLogger, type TestServer } from '../test/helpers.js';
-import { RSS_PLACEHOLDERS, rssPollerKind, sourceKeyOfUrl, type RssCursor } from './index.js';
+import { rssPollerKind, sourceKeyOfUrl, type RssCursor } from './kind.js';
+import { RSS_PLACEHOLDERS } from './template.js';
 
 const deliver = { channel: 'chat_a', to: 'u1' };
 const base = { deliver, message_template: '{title} {link}' };

@@ -14,7 +14,6 @@ import {
   withBaseConfig,
   type JsonValue,
   type PollerKind,
-  type PollerKindDefinition,
   type TickContext,
   type TickResult,
 } from '@agent/poller-core';
@@ -22,27 +21,12 @@ import { parseFeedAsync } from './feed.js';
 import { orderOldestFirst } from './order.js';
 import { RSS_PLACEHOLDERS, rssTemplateFields } from './template.js';
 import { safeUrl, urlProblems } from '@agent/guarded-http';
-
-/** Config of an `rss` job, defaults filled in. */
-export interface RssConfig {
-  feed_url: string;
-  message_template: string;
-  deliver: { channel: string; to: string };
-  max_per_tick: number;
-  dispatch_delay_ms?: number;
-  max_items_considered?: number;
-  allow_private_networks: boolean;
-  timeout_ms?: number;
-  max_body_bytes?: number;
-}
+import type { FromSchema } from 'json-schema-to-ts';
 
 /** The cursor: the feed's validators, stored verbatim (quotes and `W/` kept). */
-export interface RssCursor {
-  etag?: string;
-  last_modified?: string;
-}
+export type RssCursor = { etag?: string; last_modified?: string };
 
-export const RSS_DEFAULT_MAX_PER_TICK = 10;
+const RSS_DEFAULT_MAX_PER_TICK = 10;
 
 export const rssConfigSchema = withBaseConfig({
   additionalProperties: false,
@@ -64,6 +48,9 @@ export const rssConfigSchema = withBaseConfig({
   },
 });
 
+/** Config of an `rss` job, defaults filled in: what `rssConfigSchema` accepts. */
+export type RssConfig = FromSchema<typeof rssConfigSchema>;
+
 const ACCEPT =
   'application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, application/json;q=0.8, */*;q=0.5';
 // Validators are echoed verbatim; one that could not be sent safely is dropped.
@@ -77,7 +64,7 @@ function cleanValidator(v: unknown): string | undefined {
 }
 
 /** Validators of a stored cursor; anything unexpected reads as none. */
-export function cursorValidators(cursor: JsonValue | null): RssCursor {
+function cursorValidators(cursor: JsonValue | null): RssCursor {
   if (!cursor || typeof cursor !== 'object' || Array.isArray(cursor)) return {};
   const etag = cleanValidator(cursor.etag);
   const lastModified = cleanValidator(cursor.last_modified);
@@ -97,7 +84,7 @@ function validatorsOf(headers: Record<string, string>, previous: RssCursor | nul
   };
 }
 
-async function tick(ctx: TickContext<RssConfig>): Promise<TickResult> {
+async function tick(ctx: TickContext<RssConfig, RssCursor>): Promise<TickResult<RssCursor>> {
   const { config } = ctx;
   const what = `GET ${safeUrl(config.feed_url)}`;
   const sent = cursorValidators(ctx.cursor);
@@ -170,7 +157,8 @@ async function tick(ctx: TickContext<RssConfig>): Promise<TickResult> {
   };
 }
 
-const definition: PollerKindDefinition<RssConfig> = {
+/** The `rss` kind: RSS / Atom / JSON Feed with conditional GET. */
+export const rssPollerKind: PollerKind<RssConfig, RssCursor> = definePollerKind({
   kind: 'rss',
   apiVersion: 1,
   configSchema: rssConfigSchema,
@@ -182,14 +170,7 @@ const definition: PollerKindDefinition<RssConfig> = {
     return sourceKeyOfUrl(config.feed_url);
   },
   tick,
-};
-
-/**
- * The `rss` kind: RSS / Atom / JSON Feed with conditional GET. Typed as the untyped `PollerKind` the
- * registry takes (a `PollerKind<RssConfig>` is not assignable to it); the runner hands `tick` and
- * `validate` configs that passed `rssConfigSchema`, so they are `RssConfig`s.
- */
-export const rssPollerKind: PollerKind = definePollerKind(definition as unknown as PollerKindDefinition);
+});
 
 /**
  * The feed URL, with its query string (which may hold a token, and lands in the state db) replaced by

@@ -5,7 +5,10 @@ import { createHash } from 'node:crypto';
 // that is a non-negative integer indexes an array, any segment looks up an object's OWN key (never the
 // prototype, so `constructor` or `__proto__` find nothing). Keys that contain a dot cannot be addressed.
 
-/** Stable codes of this module (returned, never thrown), with what each means and what to do about it. */
+/**
+ * Stable codes of this module (returned, never thrown), with what each means and what to do about it.
+ * @public Read from the build by scripts/gen-errors-doc.mjs (docs/errors.md).
+ */
 export const WEBHOOK_ERROR_CODES = {
   WEBHOOK_PATH_INVALID: {
     meaning: '`items_path` or `id_field` has an empty segment, or is not a string.',
@@ -22,7 +25,7 @@ export const WEBHOOK_ERROR_CODES = {
   },
 } as const satisfies Record<string, { meaning: string; action: string }>;
 
-export type WebhookItemsErrorCode = keyof typeof WEBHOOK_ERROR_CODES;
+type WebhookItemsErrorCode = keyof typeof WEBHOOK_ERROR_CODES;
 
 export type ParsePathResult =
   { ok: true; segments: string[] } | { ok: false; code: 'WEBHOOK_PATH_INVALID'; error: string };
@@ -131,8 +134,7 @@ export function getAtPath(value: unknown, path: string): GetAtPathResult {
 }
 
 /** Why an item has no usable id. */
-export type ItemIdProblem =
-  'invalid_path' | 'missing' | 'empty' | 'not_scalar' | 'not_integer' | 'unsafe_integer';
+type ItemIdProblem = 'invalid_path' | 'missing' | 'empty' | 'not_scalar' | 'not_integer' | 'unsafe_integer';
 
 export type ResolveItemIdResult =
   { ok: true; id: string } | { ok: false; problem: ItemIdProblem; message: string };
@@ -239,12 +241,12 @@ export function webhookFieldLookup(item: unknown): (placeholder: string) => stri
   };
 }
 
-export interface SelectedItem {
+interface SelectedItem {
   id: string;
   item: unknown;
 }
 
-export interface SkippedItem {
+interface SkippedItem {
   /** Position in the response array. */
   index: number;
   problem: ItemIdProblem;

@@ -14,36 +14,15 @@ import {
   statusFailure,
   TransientError,
   withBaseConfig,
-  type JsonValue,
   type PollerKind,
-  type PollerKindDefinition,
   type TickContext,
   type TickResult,
 } from '@agent/poller-core';
 import { parsePath, selectItems, webhookFieldLookup } from './items.js';
 import { DEFAULT_JSON_MAX_DEPTH, parseJsonAsync, safeUrl, urlProblems } from '@agent/guarded-http';
+import type { FromSchema } from 'json-schema-to-ts';
 
-/** Config of a `webhook_poll` job, defaults filled in. */
-export interface WebhookConfig {
-  url: string;
-  method: 'GET' | 'POST';
-  /** JSON sent as the request body (POST only). */
-  body?: JsonValue;
-  /** Request headers; values are secrets (`${ENV}` already resolved by the config loader). */
-  headers: Record<string, string>;
-  items_path: string;
-  id_field: string;
-  message_template: string;
-  deliver: { channel: string; to: string };
-  max_per_tick: number;
-  dispatch_delay_ms?: number;
-  max_items_considered?: number;
-  allow_private_networks: boolean;
-  timeout_ms?: number;
-  max_body_bytes?: number;
-}
-
-export const WEBHOOK_DEFAULT_MAX_PER_TICK = 10;
+const WEBHOOK_DEFAULT_MAX_PER_TICK = 10;
 const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 // Headers the HTTP client owns (framing, pinning); a job setting them is refused at validation.
 const RESERVED_HEADERS = new Set([
@@ -97,6 +76,12 @@ export const webhookConfigSchema = withBaseConfig({
   },
 });
 
+/**
+ * Config of a `webhook_poll` job, defaults filled in: what `webhookConfigSchema` accepts. `headers` values
+ * are secrets (`${ENV}` already resolved by the config loader); `body` is JSON, sent with POST only.
+ */
+export type WebhookConfig = FromSchema<typeof webhookConfigSchema>;
+
 function validate(config: WebhookConfig): string[] {
   const problems = urlProblems('url', config.url, config.allow_private_networks === true);
   if (config.body !== undefined && config.method !== 'POST')
@@ -132,7 +117,7 @@ export function webhookSourceKey(
   return `${method} ${safeUrl(config.url)} items_path=${JSON.stringify(config.items_path ?? '')} id_field=${JSON.stringify(config.id_field)} sha256:${sha256(hidden)}`;
 }
 
-async function tick(ctx: TickContext<WebhookConfig>): Promise<TickResult> {
+async function tick(ctx: TickContext<WebhookConfig, never>): Promise<TickResult<never>> {
   const { config } = ctx;
   const method = config.method ?? 'GET';
   const what = `${method} ${safeUrl(config.url)}`;
@@ -208,7 +193,11 @@ async function tick(ctx: TickContext<WebhookConfig>): Promise<TickResult> {
   };
 }
 
-const definition: PollerKindDefinition<WebhookConfig> = {
+/**
+ * The `webhook_poll` kind: generic JSON GET / POST endpoints. It keeps no cursor: dedup is the runner's
+ * seen set.
+ */
+export const webhookPollerKind: PollerKind<WebhookConfig, never> = definePollerKind({
   kind: 'webhook_poll',
   apiVersion: 1,
   configSchema: webhookConfigSchema,
@@ -216,9 +205,4 @@ const definition: PollerKindDefinition<WebhookConfig> = {
   validate,
   sourceKey: webhookSourceKey,
   tick,
-};
-
-/** The `webhook_poll` kind: generic JSON GET / POST endpoints. */
-// Typed as the untyped `PollerKind` the registry takes; the runner only hands `tick` and `validate` configs
-// that passed `webhookConfigSchema`.
-export const webhookPollerKind: PollerKind = definePollerKind(definition as unknown as PollerKindDefinition);
+});

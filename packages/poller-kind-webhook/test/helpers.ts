@@ -1,5 +1,5 @@
 /** Test helpers: a loopback JSON server, a recording logger and the real poller service around a kind. */
-import type { PollerKind, TickContext } from '@agent/poller-core';
+import type { PollerKind } from '@agent/poller-core';
 import type { StateStore } from '@agent/poller-runtime';
 import {
   createMemoryLogger,
@@ -8,11 +8,8 @@ import {
   type TestJobSpec,
 } from '@agent/poller-runtime/testing';
 
-export type Logger = TickContext['logger'];
-
 export {
   startRecordingServer as startServer,
-  type RecordedHttpRequest as RecordedRequest,
   type RecordingServer as TestServer,
 } from '@agent/poller-core/testing';
 

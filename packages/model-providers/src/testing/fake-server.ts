@@ -50,7 +50,7 @@ export interface FakeModelServer {
 }
 
 /** Vendor rules: a refusal (the API's own error answer) or undefined to use the script. */
-export type RequestCheck = (req: RecordedRequest) => FakeReply | undefined;
+type RequestCheck = (req: RecordedRequest) => FakeReply | undefined;
 
 export interface FakeServerSetup {
   basePath: string;

@@ -1,0 +1,94 @@
+/**
+ * The admin API on the wire: the JSON of its answers, for this server and its clients (`@agent/cli`).
+ * Types only: a client imports them with `import type` and loads nothing of the server.
+ */
+
+/**
+ * A job as listed, and the answer of pause, resume and reset. The routes rely on the required fields; the
+ * daemon's poller service sends the optional ones too, and any other field is passed through.
+ */
+export interface AdminJobSummary {
+  id: string;
+  kind: string;
+  agent: string;
+  schedule: string;
+  paused: boolean;
+  breaker: string;
+  consecutive_errors: number;
+  last_status: string | null;
+  last_error?: string | null;
+  last_run_at: string | null;
+  next_run_at: string | null;
+  /** `stale` while the job's entry in pollers.yaml is rejected and its previous definition runs. */
+  definition?: 'current' | 'stale';
+  /** Why the current entry is rejected (located), while `definition` is `stale`. */
+  definition_error?: string | null;
+}
+
+/** A job of pollers.yaml that is rejected; `running` when its previous definition keeps running. */
+export interface AdminRejectedJob {
+  id: string;
+  errors: string[];
+  running: boolean;
+}
+
+/** `GET /admin/pollers`. */
+export interface AdminJobList {
+  jobs: readonly AdminJobSummary[];
+  rejected: readonly AdminRejectedJob[];
+}
+
+/** `GET /admin/pollers/:id`: the job, its config with secret values hidden, and its state. */
+export interface AdminJobDetail extends AdminJobSummary {
+  config: Record<string, unknown>;
+  deliver?: { channel: string; to: string };
+  failure_to?: { channel: string; to: string } | null;
+  cursor?: { present: boolean; bytes: number };
+  seen_ids?: number;
+  baselined?: boolean;
+  last_failure_alert_at?: string | null;
+  lease?: { holder: string | null; epoch: number; expires_at: string } | null;
+}
+
+/** `POST /admin/pollers/:id/run`. */
+export interface AdminRunResult {
+  status: string;
+  items_seen: number;
+  items_dispatched: number;
+  error?: string;
+}
+
+/** `POST /admin/pollers/reload`. */
+export interface ReloadPlanJson {
+  add: string[];
+  replace: string[];
+  remove: string[];
+  keep: string[];
+  rejected: { id: string; errors: string[] }[];
+  /** Files the reload could not apply (e.g. a YAML error in pollers.yaml: its jobs run as before). */
+  errors?: string[];
+}
+
+/** `POST /admin/credentials/reload`. */
+export interface CredentialsReloadResult {
+  /** Channel plugins whose clients were rebuilt. */
+  channels: string[];
+  /** Whether the pollers' cached provider clients were dropped (false while the subsystem is off). */
+  pollers: boolean;
+}
+
+/** `GET /admin/info`: who the daemon is and where it keeps things (absolute paths). */
+export interface AdminInfo {
+  version: string;
+  pid: number;
+  /** RFC 3339. */
+  started_at: string;
+  config_dir: string;
+  data_dir: string;
+  broker: { kind: 'local' | 'nats'; socket?: string };
+}
+
+/** The one error body every endpoint answers with. */
+export interface AdminErrorBody {
+  error: { code: string; message: string };
+}
