@@ -48,7 +48,7 @@ export interface AdminRunResult {
   error?: string;
 }
 
-/** The part of the poller service the admin routes use (structurally the daemon's `PollerService`). */
+/** The part of the poller service the admin routes use (structurally the daemon's `Runner`). */
 export interface AdminPollers {
   list(): Promise<readonly AdminJobSummary[]>;
   show(id: string): Promise<AdminJobDetail>;
