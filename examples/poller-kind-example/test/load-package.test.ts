@@ -5,12 +5,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  createKindRegistry,
-  createPollerService,
-  loadKindPackages,
-  validateJobs,
-} from '@agent/poller-runtime';
+import { createKindRegistry, createRunner, loadKindPackages, validateJobs } from '@agent/poller-runtime';
 import {
   createFakeClock,
   createMemoryLogger,
@@ -53,7 +48,7 @@ describe('loading @agent/example-poller-kind as a kind package', () => {
         },
       ],
     });
-    const service = createPollerService({
+    const service = createRunner({
       snapshot,
       registry,
       store,
