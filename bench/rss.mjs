@@ -71,13 +71,13 @@ async function main() {
   const quick = process.argv.includes('--quick');
   const rounds = quick ? 1 : 5;
   const { rssPollerKind, parseFeed } = await import('../packages/poller-kind-rss/dist/index.js');
-  const { createKindRegistry, createPollerService } = await import('../packages/poller-core/dist/runtime.js');
+  const { createKindRegistry, createRunner } = await import('../packages/poller-runtime/dist/index.js');
   const { createMemoryStateStore, createTestSnapshot } =
-    await import('../packages/poller-core/dist/testing.js');
+    await import('../packages/poller-runtime/dist/testing.js');
   const { silentLogger } = await import('../packages/log/dist/index.js');
   const { createGuardedHttp } = await import('../packages/guarded-http/dist/index.js');
-  // prom-client as poller-core resolves it (its metrics register on this registry).
-  const requireFromCore = createRequire(new URL('../packages/poller-core/package.json', import.meta.url));
+  // prom-client as poller-runtime resolves it (its metrics register on this registry).
+  const requireFromCore = createRequire(new URL('../packages/poller-runtime/package.json', import.meta.url));
   const { Registry } = requireFromCore('prom-client');
 
   const child = fork(fileURLToPath(import.meta.url), ['--serve', ...process.argv.slice(2)], {
@@ -104,7 +104,7 @@ async function main() {
       },
     }));
     const store = createMemoryStateStore();
-    const service = createPollerService({
+    const service = createRunner({
       snapshot: createTestSnapshot({ agents: { bench: { channels: ['log'] } }, jobs }),
       registry: createKindRegistry([rssPollerKind]),
       store,

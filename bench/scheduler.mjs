@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { loadConfig } from '../packages/config-snapshot/dist/index.js';
 import { silentLogger } from '../packages/log/dist/index.js';
 import { definePollerKind, withBaseConfig } from '../packages/poller-core/dist/index.js';
-import { createKindRegistry, createPollerService } from '../packages/poller-core/dist/runtime.js';
-import { createSqliteStateStore } from '../packages/poller-core/dist/sqlite.js';
-import { Registry } from '../packages/poller-core/node_modules/prom-client/index.js';
+import { createKindRegistry, createRunner } from '../packages/poller-runtime/dist/index.js';
+import { createSqliteStateStore } from '../packages/poller-runtime/dist/sqlite.js';
+import { Registry } from '../packages/poller-runtime/node_modules/prom-client/index.js';
 
 const quick = process.argv.includes('--quick');
 const burst = process.argv.includes('--burst');
@@ -109,7 +109,7 @@ const store = new Proxy(real, {
 
 const registry = createKindRegistry();
 registry.register(noop);
-const service = createPollerService({
+const service = createRunner({
   snapshot: loaded.snapshot,
   registry,
   store,
