@@ -104,3 +104,12 @@ export async function applyPlan(
   }
   for (const id of plan.add) await startJob(deps, nextById.get(id)!, true);
 }
+
+/** Shutdown: every timer disarmed, every tick aborted, and their work waited for. */
+export async function stopAll(deps: LifecycleDeps): Promise<void> {
+  for (const rt of deps.jobs.values()) {
+    deps.scheduler.disarm(rt);
+    rt.tick?.abort(new Error('shutdown'));
+  }
+  await waitFor([...deps.jobs.values()].flatMap((rt) => [...rt.busy]));
+}

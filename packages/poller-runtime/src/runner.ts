@@ -3,8 +3,9 @@
  * and the agent tools around the jobs of the current snapshot, and applies reloads.
  */
 import type { ConfigSnapshot } from '@agent/config-snapshot';
-import { idle, waitFor, type JobRuntime } from './job.js';
-import { applyPlan, startJob, type LifecycleDeps } from './job-lifecycle.js';
+import type { Logger } from '@agent/log';
+import { idle, type JobRuntime } from './job.js';
+import { applyPlan, startJob, stopAll, type LifecycleDeps } from './job-lifecycle.js';
 import { takeOverDeadLease, type LeaseDeps } from './lease.js';
 import { createOperatorApi } from './operator.js';
 import { planReload, type ReloadPlan } from './plan.js';
@@ -19,6 +20,18 @@ import { validateJobs } from './validate.js';
 function validJobsOf(snap: ConfigSnapshot, registry: RunnerOptions['registry']) {
   const enabled = snap.pollers?.settings.enabled !== false;
   return enabled ? validateJobs(snap.pollers, snap, registry) : { valid: [], rejected: [] };
+}
+
+/** A reload that changes no job (an agent edit, a saved file with the same jobs) is not news. */
+function logReload(logger: Logger, plan: ReloadPlan): void {
+  const changed = plan.add.length + plan.replace.length + plan.remove.length > 0;
+  (changed ? logger.info : logger.debug).call(logger, 'poller reload applied', {
+    add: plan.add,
+    replace: plan.replace,
+    remove: plan.remove,
+    keep: plan.keep.length,
+    rejected: plan.rejected.length,
+  });
 }
 
 export function createRunner(options: RunnerOptions): Runner {
@@ -54,15 +67,7 @@ export function createRunner(options: RunnerOptions): Runner {
     config.settings = next.pollers?.settings ?? config.settings;
     await applyPlan(lifecycle, plan, result.valid);
     rejected.note(result.rejected);
-    // A reload that changes no job (an agent edit, a saved file with the same jobs) is not news.
-    const changed = plan.add.length + plan.replace.length + plan.remove.length > 0;
-    (changed ? logger.info : logger.debug).call(logger, 'poller reload applied', {
-      add: plan.add,
-      replace: plan.replace,
-      remove: plan.remove,
-      keep: plan.keep.length,
-      rejected: plan.rejected.length,
-    });
+    logReload(logger, plan);
     return plan;
   };
 
@@ -85,11 +90,7 @@ export function createRunner(options: RunnerOptions): Runner {
 
     async stop() {
       stopped = true;
-      for (const rt of jobs.values()) {
-        scheduler.disarm(rt);
-        rt.tick?.abort(new Error('shutdown'));
-      }
-      await waitFor([...jobs.values()].flatMap((rt) => [...rt.busy]));
+      await stopAll(lifecycle);
       await shared.dropAll();
       await closeHttp();
       started = false;
