@@ -71,8 +71,7 @@ async function main() {
   const quick = process.argv.includes('--quick');
   const rounds = quick ? 1 : 5;
   const { rssPollerKind, parseFeed } = await import('../packages/poller-kind-rss/dist/index.js');
-  const { createKindRegistry, createPollerService } =
-    await import('../packages/poller-runtime/dist/index.js');
+  const { createKindRegistry, createRunner } = await import('../packages/poller-runtime/dist/index.js');
   const { createMemoryStateStore, createTestSnapshot } =
     await import('../packages/poller-runtime/dist/testing.js');
   const { silentLogger } = await import('../packages/log/dist/index.js');
@@ -105,7 +104,7 @@ async function main() {
       },
     }));
     const store = createMemoryStateStore();
-    const service = createPollerService({
+    const service = createRunner({
       snapshot: createTestSnapshot({ agents: { bench: { channels: ['log'] } }, jobs }),
       registry: createKindRegistry([rssPollerKind]),
       store,

@@ -13,7 +13,7 @@ import { silentLogger } from '../packages/log/dist/index.js';
 import { definePollerKind, withBaseConfig } from '../packages/poller-core/dist/index.js';
 import {
   createKindRegistry,
-  createPollerService,
+  createRunner,
   pollersOf,
   pollersSectionReader,
 } from '../packages/poller-runtime/dist/index.js';
@@ -114,7 +114,7 @@ const store = new Proxy(real, {
 
 const registry = createKindRegistry();
 registry.register(noop);
-const service = createPollerService({
+const service = createRunner({
   snapshot: loaded.snapshot,
   registry,
   store,

@@ -3,13 +3,7 @@ import { resolve } from 'node:path';
 import type { AgentRuntime } from '@agent/agent-runtime';
 import type { ConfigSnapshot } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
-import {
-  createPollerService,
-  pollersOf,
-  warnLegacyJobs,
-  type PollerService,
-  type ReloadPlan,
-} from '@agent/poller-runtime';
+import { createRunner, pollersOf, warnLegacyJobs, type ReloadPlan, type Runner } from '@agent/poller-runtime';
 import { createSqliteStateStore } from '@agent/poller-runtime/sqlite';
 import type { Registry } from 'prom-client';
 import { holderId, holderIsGone } from './holder.js';
@@ -18,7 +12,7 @@ import type { ApplyReport, Subsystem } from './subsystem.js';
 
 export interface PollerSubsystem extends Subsystem {
   /** `null` while the subsystem is off (`pollers.yaml` absent or `enabled: false` at start). */
-  readonly service: PollerService | null;
+  readonly service: Runner | null;
 }
 
 export interface PollerSubsystemOptions {
@@ -42,9 +36,9 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
   const registry = await buildKindRegistry(settings.kind_packages, kindsDir, logger);
   const statePath = resolve(opts.cwd, settings.state_db);
   const store = createSqliteStateStore(statePath);
-  let service: PollerService;
+  let service: Runner;
   try {
-    service = createPollerService({
+    service = createRunner({
       snapshot: opts.snapshot,
       registry,
       store,

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   createKindRegistry,
-  createPollerService,
+  createRunner,
   loadKindPackages,
   agentDirectory,
   pollersOf,
@@ -55,7 +55,7 @@ describe('loading @agent/example-poller-kind as a kind package', () => {
         },
       ],
     });
-    const service = createPollerService({
+    const service = createRunner({
       snapshot,
       registry,
       store,

@@ -26,7 +26,7 @@ import type {
   ReloadPlanJson,
 } from './wire.js';
 
-/** The part of the poller service the admin routes use (structurally the daemon's `PollerService`). */
+/** The part of the poller service the admin routes use (structurally the daemon's `Runner`). */
 export interface AdminPollers {
   list(): Promise<readonly AdminJobSummary[]>;
   show(id: string): Promise<AdminJobDetail>;

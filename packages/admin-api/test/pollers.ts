@@ -1,7 +1,7 @@
 /** A real poller service on an in-memory store with a tiny kind, plus a spy that counts every call. */
 import { createMemoryLogger, type MemoryLogger } from '@agent/log';
 import { definePollerKind, withBaseConfig } from '@agent/poller-core';
-import { createKindRegistry, createPollerService, type PollerService } from '@agent/poller-runtime';
+import { createKindRegistry, createRunner, type Runner } from '@agent/poller-runtime';
 import {
   createFakeClock,
   createMemoryStateStore,
@@ -15,7 +15,7 @@ import type { AdminPollers } from '../src/index.js';
 export const SECRET = 'sk-live-0123456789';
 
 export interface PollerFixture {
-  service: PollerService;
+  service: Runner;
   spy: AdminPollers;
   /** Calls that reached the service, by method. */
   calls: string[];
@@ -61,7 +61,7 @@ export async function startPollers(): Promise<PollerFixture> {
   });
   const logger = createMemoryLogger();
   const dispatcher = createTestDispatcher();
-  const service = createPollerService({
+  const service = createRunner({
     snapshot,
     registry: createKindRegistry([kind]),
     store: createMemoryStateStore(),

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { createAdminApp, serveAdmin, type ServedApp } from '@agent/admin-api';
 import { createMemoryLogger } from '@agent/log';
 import { definePollerKind, withBaseConfig } from '@agent/poller-core';
-import { createKindRegistry, createPollerService, type PollerService } from '@agent/poller-runtime';
+import { createKindRegistry, createRunner, type Runner } from '@agent/poller-runtime';
 import {
   createFakeClock,
   createMemoryStateStore,
@@ -33,7 +33,7 @@ export function assertBuilt(): void {
 
 export interface TestDaemon {
   url: string;
-  service: PollerService;
+  service: Runner;
   dispatcher: TestDispatcher;
   clock: FakeClock;
   /** Items the next tick of any job returns; an Error makes the tick fail. */
@@ -83,7 +83,7 @@ export async function startTestDaemon(opts: { token?: string } = {}): Promise<Te
   });
   const clock = createFakeClock('2026-03-01T08:00:00Z');
   const dispatcher = createTestDispatcher();
-  const service = createPollerService({
+  const service = createRunner({
     snapshot: snapshotOf(
       [
         job('digest-hourly', { schedule: { cron: '0 0 * * * *', tz: 'Europe/Paris' } }),

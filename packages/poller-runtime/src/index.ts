@@ -1,6 +1,6 @@
 /**
  * @agent/poller-runtime — the host side of the poller subsystem: registry, validation, reload plan,
- * scheduler, runner service, metrics and the state store interface. The SQLite store is `./sqlite`, the
+ * scheduler, runner, metrics and the state store interface. The SQLite store is `./sqlite`, the
  * runtime test kit `./testing`; kinds are written against `@agent/poller-core`.
  */
 export { monotonicNow, systemClock, sleep, type Clock, type TimerCallback } from './clock.js';
@@ -71,25 +71,46 @@ export {
 } from './schedule.js';
 export { createPollerMetrics, LATENCY_BUCKETS_MS, type JobLabels, type PollerMetrics } from './metrics.js';
 export {
-  executeTick,
-  SEEN_MIN,
-  type DeliveryRequest,
-  type Dispatcher,
-  type RunnerEnv,
-  type RunnerSettings,
-  type TickOptions,
-  type TickOutcome,
-  type TickReport,
-} from './runner.js';
+  runAfterPermanent,
+  runAfterSchedulerError,
+  runAfterSuccess,
+  runAfterTransient,
+  runAtResume,
+  runAtStart,
+  runWhenLeaseFrees,
+  runWhileOpen,
+  firstRun,
+  isDue,
+  armTime,
+  nextRealRun,
+  type Jitter,
+  type SchedulePatch,
+} from './next-run.js';
 export {
-  createPollerService,
+  breakerAfterTransient,
+  breakerClosed,
+  breakerName,
+  breakerProbe,
+  breakerSkipsUntil,
   type BreakerName,
-  type JobDetail,
-  type JobSummary,
-  type PollerService,
-  type PollerServiceOptions,
-  type RunResult,
-} from './service.js';
+  type BreakerPatch,
+  type TransientTransition,
+} from './breaker.js';
+export { failure, type FailedOutcome, type TickCounts, type TickOutcome } from './outcome.js';
+export { runTick, SEEN_MIN } from './tick.js';
+export { settleTick } from './settle.js';
+export type {
+  DeliveryRequest,
+  Dispatcher,
+  RunnerSettings,
+  TickEnv,
+  TickReport,
+  TickResultStatus,
+  TickRun,
+  TickWriter,
+} from './tick-types.js';
+export { createRunner } from './runner.js';
+export type { JobDetail, JobSummary, OperatorApi, Runner, RunnerOptions, RunResult } from './runner-api.js';
 export {
   BREAKER_CLOSED,
   BREAKER_HALF_OPEN,

@@ -10,7 +10,8 @@ import { items, job, scriptedKind } from '../test/helpers.js';
 import { systemClock } from './clock.js';
 import type { TickContext } from '@agent/poller-core';
 import { createKindRegistry } from './registry.js';
-import { createPollerService, type PollerService } from './service.js';
+import { createRunner } from './runner.js';
+import type { Runner } from './runner-api.js';
 import { createSqliteStateStore } from './sqlite.js';
 import type { StateStore } from './store.js';
 import {
@@ -57,8 +58,8 @@ function slowKind() {
   return k;
 }
 
-function realService(spec: TestJobSpec, store: StateStore, kind = slowKind()): PollerService {
-  const service = createPollerService({
+function realService(spec: TestJobSpec, store: StateStore, kind = slowKind()): Runner {
+  const service = createRunner({
     snapshot: createTestSnapshot({ settings: { default_jitter_ms: 0 }, jobs: [spec] }),
     registry: createKindRegistry([kind.kind]),
     store,

@@ -9,8 +9,9 @@ import { Registry } from 'prom-client';
 import type { Clock, TimerCallback } from './clock.js';
 import { createMemoryStateStore } from './memory-store.js';
 import { createKindRegistry } from './registry.js';
-import type { DeliveryRequest, Dispatcher } from './runner.js';
-import { createPollerService, type PollerService } from './service.js';
+import type { DeliveryRequest, Dispatcher } from './tick-types.js';
+import { createRunner } from './runner.js';
+import type { Runner } from './runner-api.js';
 import type { StateStore } from './store.js';
 import { createTestSnapshot, type TestJobSpec, type TestSnapshotOptions } from './test-snapshot.js';
 import type { ConfigSnapshot } from '@agent/config-snapshot';
@@ -185,7 +186,7 @@ export interface ServiceHarness {
   dispatcher: TestDispatcher;
   logger: MemoryLogger;
   snapshot: ConfigSnapshot;
-  service: PollerService;
+  service: Runner;
   /** Moves the fake clock and waits for the ticks it started. */
   advance(ms: number): Promise<void>;
   /** Stops the service and closes the store. */
@@ -213,7 +214,7 @@ export function createServiceHarness(
     settings: { default_jitter_ms: 0, ...settings },
     jobs,
   });
-  const service = createPollerService({
+  const service = createRunner({
     snapshot,
     registry: createKindRegistry(Array.isArray(kinds) ? kinds : [kinds]),
     store,

@@ -8,7 +8,7 @@ import {
   type TickContext,
   type TickResult,
 } from '@agent/poller-core';
-import { createKindRegistry, createPollerService, type StateStore } from '../src/index.js';
+import { createKindRegistry, createRunner, type StateStore } from '../src/index.js';
 import {
   createFakeClock,
   createMemoryStateStore,
@@ -101,7 +101,7 @@ export function harness(opts: HarnessOptions = {}) {
   const fake = opts.kinds ?? [scriptedKind()];
   const registry = createKindRegistry(fake.map((k) => k.kind));
   const snapshot = createTestSnapshot({ settings: { default_jitter_ms: 0, breaker_threshold: 3 }, ...opts });
-  const service = createPollerService({
+  const service = createRunner({
     snapshot,
     registry,
     store,

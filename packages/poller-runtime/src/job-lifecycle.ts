@@ -1,0 +1,115 @@
+/**
+ * Starting and stopping one job in this process. At start the stored state is brought in line with the
+ * definition: a changed source baselines again, a changed `at` fires again, a changed schedule starts over.
+ */
+import { LeaseLostError } from './errors.js';
+import { newJob, waitFor, type JobRuntime } from './job.js';
+import { labelsOf } from './job-log.js';
+import { runAtStart } from './next-run.js';
+import type { ReloadPlan } from './plan.js';
+import type { Scheduler } from './scheduler.js';
+import { jitterOf } from './settle.js';
+import { sameSource } from './source-key.js';
+import type { CommitOps, JobState, JobStatePatch } from './store.js';
+import type { TickEnv } from './tick-types.js';
+import type { JobDefinition } from './validate.js';
+
+export interface LifecycleDeps {
+  env: TickEnv;
+  jobs: Map<string, JobRuntime>;
+  scheduler: Scheduler;
+  stopped(): boolean;
+}
+
+/** The writes that bring a stored state in line with `def` at start (`paused_on_boot` on a fresh start). */
+export function startOps(
+  env: TickEnv,
+  def: JobDefinition,
+  st: JobState,
+  how: { applyPausedOnBoot: boolean; now: number },
+): CommitOps & { state: JobStatePatch } {
+  const ops: CommitOps & { state: JobStatePatch } = { state: {} };
+  const patch = ops.state;
+  if (st.sourceKey !== def.sourceKey && sameSource(st.sourceKey, def.sourceKey)) {
+    // A key stored before keys were hashed, for the same source: rewritten, the cursor kept.
+    patch.sourceKey = def.sourceKey;
+  } else if (st.sourceKey !== def.sourceKey) {
+    // The source changed: the old cursor and seen ids mean nothing for the new one.
+    Object.assign(patch, { sourceKey: def.sourceKey, cursor: null, baselined: false, maxItems: 0 });
+    ops.clearSeen = true;
+    env.logger.info('poller source changed: the job will baseline again', { job_id: def.id });
+  }
+  const s = def.schedule;
+  let atFired = st.atFired;
+  if (s.type === 'at' && st.atFired !== null && st.atFired !== s.key) {
+    Object.assign(patch, { atFired: null, paused: false });
+    atFired = null;
+  }
+  if (how.applyPausedOnBoot && def.pausedOnBoot) patch.paused = true;
+  Object.assign(patch, runAtStart(s, st, atFired, how.now, jitterOf(env)));
+  return ops;
+}
+
+export async function startJob(
+  deps: LifecycleDeps,
+  def: JobDefinition,
+  applyPausedOnBoot: boolean,
+): Promise<void> {
+  const { store, metrics } = deps.env;
+  const rt = newJob(def);
+  deps.jobs.set(def.id, rt);
+  const now = deps.env.clock.now();
+  const st = await store.init(def.id, { sourceKey: def.sourceKey });
+  await store.commit(def.id, startOps(deps.env, def, st, { applyPausedOnBoot, now }));
+  const after = (await store.load(def.id))!;
+  metrics.consecutiveErrors(def.id, after.consecutiveErrors);
+  metrics.breakerState(def.id, after.breakerState);
+  metrics.paused(def.id, after.paused);
+  if (!deps.stopped()) await deps.scheduler.arm(rt);
+}
+
+/** Retires the job: its tick is aborted and can no longer write; `remove` also deletes its state and series. */
+export async function stopJob(deps: LifecycleDeps, rt: JobRuntime, remove: boolean): Promise<void> {
+  const { store, metrics } = deps.env;
+  rt.retired = true;
+  rt.tick?.abort(new LeaseLostError(`job ${rt.def.id} was replaced or removed`));
+  deps.scheduler.disarm(rt);
+  await waitFor([...rt.busy]);
+  await store.revokeLease(rt.def.id).catch(() => {});
+  if (remove) {
+    await store.deleteJob(rt.def.id);
+    deps.env.unrecorded?.delete(rt.def.id);
+    metrics.removeJob(labelsOf(rt.def));
+  }
+  deps.jobs.delete(rt.def.id);
+}
+
+/** Applies a validated reload plan: remove, then replace, then add. */
+export async function applyPlan(
+  deps: LifecycleDeps,
+  plan: ReloadPlan,
+  valid: readonly JobDefinition[],
+): Promise<void> {
+  const { jobs } = deps;
+  const nextById = new Map(valid.map((d) => [d.id, d]));
+  for (const id of plan.remove) await stopJob(deps, jobs.get(id)!, true);
+  for (const id of plan.replace) {
+    const old = jobs.get(id)!;
+    const def = nextById.get(id)!;
+    await stopJob(deps, old, false);
+    // Other labels: the old series would linger.
+    if (old.def.kind.kind !== def.kind.kind || old.def.agent !== def.agent)
+      deps.env.metrics.removeJob(labelsOf(old.def));
+    await startJob(deps, def, false);
+  }
+  for (const id of plan.add) await startJob(deps, nextById.get(id)!, true);
+}
+
+/** Shutdown: every timer disarmed, every tick aborted, and their work waited for. */
+export async function stopAll(deps: LifecycleDeps): Promise<void> {
+  for (const rt of deps.jobs.values()) {
+    deps.scheduler.disarm(rt);
+    rt.tick?.abort(new Error('shutdown'));
+  }
+  await waitFor([...deps.jobs.values()].flatMap((rt) => [...rt.busy]));
+}

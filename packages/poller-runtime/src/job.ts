@@ -1,0 +1,52 @@
+/** A running job in this process: its definition, timer, in-flight tick and the lock its work queues on. */
+import { LeaseLostError } from './errors.js';
+import type { JobDefinition } from './validate.js';
+
+export interface JobRuntime {
+  def: JobDefinition;
+  /** Set when the job is replaced or removed: its ticks can no longer write. */
+  retired: boolean;
+  /** The running tick; pause, reset, replace, remove and shutdown abort it. */
+  tick: AbortController | null;
+  timer: unknown;
+  lock: Promise<unknown>;
+  busy: Set<Promise<unknown>>;
+}
+
+export function newJob(def: JobDefinition): JobRuntime {
+  return { def, retired: false, tick: null, timer: null, lock: Promise.resolve(), busy: new Set() };
+}
+
+export async function waitFor(ps: Iterable<Promise<unknown>>): Promise<void> {
+  await Promise.allSettled(ps);
+}
+
+/** Counts `p` as work of the job until it settles. */
+export function track<T>(rt: JobRuntime, p: Promise<T>): Promise<T> {
+  rt.busy.add(p);
+  void p.finally(() => rt.busy.delete(p)).catch(() => {});
+  return p;
+}
+
+/** Runs `fn` after every earlier locked operation of the job. */
+export function withLock<T>(rt: JobRuntime, fn: () => Promise<T>): Promise<T> {
+  const p = rt.lock.then(fn, fn);
+  rt.lock = p.catch(() => {});
+  return track(rt, p);
+}
+
+/** Throws `LeaseLostError` once the job was replaced or removed; checked before every write. */
+export function guardOf(rt: JobRuntime): () => void {
+  return () => {
+    if (rt.retired) throw new LeaseLostError(`job ${rt.def.id} was replaced or removed`);
+  };
+}
+
+/** Resolves when no work of `jobs` is left (work started meanwhile included). */
+export async function idle(jobs: Iterable<JobRuntime>): Promise<void> {
+  for (;;) {
+    const busy = [...jobs].flatMap((rt) => [...rt.busy]);
+    if (busy.length === 0) return;
+    await waitFor(busy);
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * The lease around a scheduled tick: acquire it, renew it while the tick runs, trust it only within its
+ * window, write under its fence (the last write releases it) and release it if that write did not.
+ */
+import type { Logger } from '@agent/log';
+import { monotonicNow, type Clock } from './clock.js';
+import { LeaseLostError } from './errors.js';
+import type { PollerMetrics } from './metrics.js';
+import { leaseTrustMarginMs } from './schedule.js';
+import type { CommitOps, Fence, StateStore } from './store.js';
+import type { TickWriter } from './tick-types.js';
+
+export interface LeaseDeps {
+  store: StateStore;
+  clock: Clock;
+  metrics: PollerMetrics;
+  logger: Logger;
+  holderId: string;
+}
+
+/** A granted lease: the writer of a scheduled tick. */
+export interface LeaseSession extends TickWriter {
+  readonly fence: Fence;
+  confirmLease(): Promise<void>;
+  /** Renews the lease every third of its TTL until `end`; a lost lease aborts `tick`. */
+  keepRenewing(tick: AbortController): void;
+  /** Stops renewing and releases the lease, unless the last write already did. */
+  end(): Promise<void>;
+}
+
+/** `busyUntil`: another holder has the lease until then (`null`: unknown). */
+export type LeaseAttempt = { session: LeaseSession } | { busyUntil: number | null };
+
+export async function acquireLease(
+  deps: LeaseDeps,
+  jobId: string,
+  ttl: number,
+  guard: () => void,
+): Promise<LeaseAttempt> {
+  const { store, clock } = deps;
+  const margin = leaseTrustMarginMs(ttl);
+  // The trust window counts from the request, on the monotonic clock: neither a slow answer nor a
+  // wall-clock step extends it.
+  const asked = monotonicNow(clock);
+  const grant = await store.acquireLease(jobId, deps.holderId, ttl);
+  if (!grant) return { busyUntil: (await store.getLease(jobId))?.expiresAt ?? null };
+  if (grant.takeover) {
+    deps.metrics.leaseTakeover(jobId);
+    deps.logger.warn('poller lease taken over after its holder expired', {
+      job_id: jobId,
+      previous_holder: grant.previousHolder,
+      epoch: grant.epoch,
+    });
+  }
+  const fence: Fence = { holder: grant.holder, epoch: grant.epoch };
+  let trustedUntil = asked + ttl - margin;
+  let released = false;
+  let renewTimer: unknown = null;
+
+  const commit = async (ops: CommitOps) => {
+    guard();
+    await store.commit(jobId, ops, fence);
+  };
+  const session: LeaseSession = {
+    fence,
+    write: commit,
+    async writeLast(ops) {
+      await commit({ ...ops, releaseLease: true });
+      released = true;
+    },
+    async confirmLease() {
+      const late = monotonicNow(clock) - trustedUntil;
+      if (late >= 0)
+        throw new LeaseLostError(
+          `the lease's trust window (TTL ${ttl} ms less ${Math.round(margin)} ms) ran out ${Math.round(late)} ms ago without a renewal`,
+        );
+      // One indexed read: another holder may have taken over early (a wall clock stepped forward).
+      if (store.holdsLease && !(await store.holdsLease(jobId, fence))) throw new LeaseLostError();
+    },
+    keepRenewing(tick) {
+      renewTimer = clock.setTimer(
+        async () => {
+          if (tick.signal.aborted) return;
+          const renewAsked = monotonicNow(clock);
+          // null: the store failed. The next period tries again; the trust window runs out meanwhile.
+          const held = await store.renewLease(jobId, fence, ttl).catch(() => null);
+          if (held === false) tick.abort(new LeaseLostError());
+          else {
+            if (held) trustedUntil = Math.max(trustedUntil, renewAsked + ttl - margin);
+            session.keepRenewing(tick);
+          }
+        },
+        Math.max(50, Math.floor(ttl / 3)),
+      );
+    },
+    async end() {
+      if (renewTimer !== null) clock.clearTimer(renewTimer);
+      if (!released) await store.releaseLease(jobId, fence).catch(() => {});
+    },
+  };
+  return { session };
+}
+
+/** At start: a lease still held by a dead process is taken over now, not when its TTL runs out. */
+export async function takeOverDeadLease(
+  deps: LeaseDeps,
+  jobId: string,
+  holderGone: ((holder: string) => boolean) | undefined,
+): Promise<void> {
+  const { store } = deps;
+  const lease = await store.getLease(jobId);
+  if (!lease?.holder || lease.holder === deps.holderId || lease.expiresAt <= deps.clock.now()) return;
+  if (!holderGone?.(lease.holder) || !(await store.breakLease(jobId, lease.holder))) return;
+  deps.metrics.leaseTakeover(jobId);
+  deps.logger.warn('poller lease taken over: its holder process is gone', {
+    job_id: jobId,
+    previous_holder: lease.holder,
+  });
+}

@@ -1,0 +1,91 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { harness, items, job, metricValue } from '../test/helpers.js';
+import { PermanentError, type TickContext } from '@agent/poller-core';
+import { createTestSnapshot } from './testing.js';
+
+const MIN = 60_000;
+let cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup) await c();
+  cleanup = [];
+});
+
+function setup(opts: Parameters<typeof harness>[0] = {}) {
+  const h = harness({ jobs: [job('j1', { failure_to: { channel: 'chat_b', to: 'ops' } })], ...opts });
+  cleanup.push(() => h.service.stop());
+  return h;
+}
+
+/** A kind tick that gives the same warnings every time. */
+const warnEvery = (ctx: TickContext) => {
+  ctx.logger.warn('fake item skipped', { item: 'x' });
+  ctx.logger.child({ part: 'p' }).warn('fake item skipped', { item: 'y' });
+  ctx.logger.warn('fake other warning');
+  return Promise.resolve({ items: [] });
+};
+
+describe('metrics', () => {
+  it('exposes the spec series with the spec labels', async () => {
+    const h = setup();
+    h.fake.push({ items: [] }, { items: items(1, 2) });
+    await h.service.start();
+    await h.clock.advance(0);
+    await h.clock.advance(MIN);
+    const text = await h.metrics.metrics();
+    expect(text).toContain('poller_ticks_total{kind="fake",agent="assistant",job_id="j1",status="ok"} 2');
+    expect(text).toContain('poller_items_seen_total{kind="fake",agent="assistant",job_id="j1"} 2');
+    expect(text).toContain('poller_items_dispatched_total{kind="fake",agent="assistant",job_id="j1"} 2');
+    expect(text).toContain('poller_latency_ms_bucket{le="5",kind="fake",agent="assistant",job_id="j1"}');
+    expect(text).toContain('poller_consecutive_errors{job_id="j1"} 0');
+    expect(text).toContain('poller_breaker_state{job_id="j1"} 0');
+  });
+
+  it('a warning a kind repeats at every tick is logged once per job definition and counted', async () => {
+    const h = setup({ jobs: [job('j1'), job('j2')] });
+    h.fake.setDefault(warnEvery);
+    await h.service.start();
+    await h.clock.advance(0);
+    await h.clock.advance(MIN);
+    await h.clock.advance(MIN);
+    const logged = h.logger.find('fake item skipped');
+    expect(logged.map((r) => r.fields.job_id).sort()).toEqual(['j1', 'j2']);
+    expect(logged[0]!.fields.repeats).toMatch(/once per job definition/);
+    expect(h.logger.find('fake other warning')).toHaveLength(2);
+    expect(await metricValue(h.metrics, 'poller_kind_warnings_total', { job_id: 'j1' })).toBe(9);
+    // A replaced definition logs it again, once.
+    await h.service.reload(
+      createTestSnapshot({
+        version: 2,
+        jobs: [job('j1', { config: { message_template: 'v2 {title}' } }), job('j2')],
+        settings: { default_jitter_ms: 0, breaker_threshold: 3 },
+      }),
+    );
+    await h.clock.advance(MIN);
+    expect(h.logger.find('fake item skipped').filter((r) => r.fields.job_id === 'j1')).toHaveLength(2);
+  });
+
+  it('shows paused jobs and the last success in gauges, from the stored state after a restart too', async () => {
+    const h = setup();
+    h.fake.push({ items: [] }, new PermanentError('gone'));
+    await h.service.start();
+    expect(await metricValue(h.metrics, 'poller_paused', { job_id: 'j1' })).toBe(0);
+    await h.clock.advance(0);
+    const okAt = h.clock.now() / 1000;
+    expect(await metricValue(h.metrics, 'poller_last_success_timestamp_seconds', { job_id: 'j1' })).toBe(
+      okAt,
+    );
+    await h.clock.advance(MIN);
+    expect(await metricValue(h.metrics, 'poller_paused', { job_id: 'j1' })).toBe(1);
+    expect(await metricValue(h.metrics, 'poller_last_success_timestamp_seconds', { job_id: 'j1' })).toBe(
+      okAt,
+    );
+    await h.service.stop();
+    // A new service on the same store (a restart): the auto-paused job is still visible.
+    const again = harness({ jobs: [job('j1')], store: h.store, clock: h.clock });
+    cleanup.push(() => again.service.stop());
+    await again.service.start();
+    expect(await metricValue(again.metrics, 'poller_paused', { job_id: 'j1' })).toBe(1);
+    await again.service.resume('j1');
+    expect(await metricValue(again.metrics, 'poller_paused', { job_id: 'j1' })).toBe(0);
+  });
+});
