@@ -22,7 +22,7 @@ export interface LifecycleDeps {
 }
 
 /** The writes that bring a stored state in line with `def` at start (`paused_on_boot` on a fresh start). */
-export function startOps(
+function startOps(
   env: TickEnv,
   def: JobDefinition,
   st: JobState,
@@ -69,7 +69,7 @@ export async function startJob(
 }
 
 /** Retires the job: its tick is aborted and can no longer write; `remove` also deletes its state and series. */
-export async function stopJob(deps: LifecycleDeps, rt: JobRuntime, remove: boolean): Promise<void> {
+async function stopJob(deps: LifecycleDeps, rt: JobRuntime, remove: boolean): Promise<void> {
   const { store, metrics } = deps.env;
   rt.retired = true;
   rt.tick?.abort(new LeaseLostError(`job ${rt.def.id} was replaced or removed`));

@@ -16,7 +16,7 @@ export function labelsOf(def: JobDefinition): JobLabels {
 }
 
 /** A child logger made on first use: most ticks log nothing. */
-export function lazyChild(base: Logger, fields: Record<string, unknown>): Logger {
+function lazyChild(base: Logger, fields: Record<string, unknown>): Logger {
   let real: Logger | undefined;
   const get = () => (real ??= base.child(fields));
   return {

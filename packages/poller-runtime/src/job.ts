@@ -22,7 +22,7 @@ export async function waitFor(ps: Iterable<Promise<unknown>>): Promise<void> {
 }
 
 /** Counts `p` as work of the job until it settles. */
-export function track<T>(rt: JobRuntime, p: Promise<T>): Promise<T> {
+function track<T>(rt: JobRuntime, p: Promise<T>): Promise<T> {
   rt.busy.add(p);
   void p.finally(() => rt.busy.delete(p)).catch(() => {});
   return p;

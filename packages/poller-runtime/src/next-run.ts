@@ -15,7 +15,7 @@ export interface Jitter {
 export type SchedulePatch = Pick<JobStatePatch, 'nominalAt' | 'nextRunAt' | 'scheduleKey'>;
 
 /** Retry delay after a scheduler error (or a store that cannot be read to re-arm). */
-export const SCHEDULER_RETRY_MS = 5000;
+const SCHEDULER_RETRY_MS = 5000;
 
 const jittered = (schedule: Schedule, slot: number, jitter: Jitter): number =>
   withJitter(slot, jitterBound(schedule, jitter.defaultJitterMs), jitter.random);

@@ -25,7 +25,7 @@ export interface SharedResources {
 }
 
 /** The account of `agentId` that `kind` needs; `null` for a kind without credentials. */
-export function resolveAccount(
+function resolveAccount(
   snapshot: RuntimeConfigView,
   agentId: string,
   kind: PollerKind,

@@ -14,7 +14,7 @@ import { linkAbort } from './signals.js';
 import type { TickEnv, TickRun } from './tick-types.js';
 
 /** The fetch deadline: `tick_timeout_secs`, or less when the lease is short. Absolute, not a fraction of the TTL alone: a monthly job's TTL is months. */
-export function fetchDeadlineMs(env: TickEnv, run: TickRun): number {
+function fetchDeadlineMs(env: TickEnv, run: TickRun): number {
   const settings = env.settings();
   const ttl = leaseTtlMs(run.def.schedule, settings.lease_ttl_factor, run.startedAt, env.minLeaseTtlMs);
   return Math.max(1, Math.min(settings.tick_timeout_secs * 1000, Math.floor(ttl * env.tickDeadlineFactor)));
