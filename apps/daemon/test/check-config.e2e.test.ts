@@ -111,9 +111,11 @@ const CASES: [string, string, string, string[]][] = [
 const checkRejected = (stderr: string): string[] =>
   [...new Set([...stderr.matchAll(/^error: job (\S+): /gm)].map((m) => m[1]!))].sort();
 
-// Each case boots its own daemon on port 0: they run side by side.
+// Each case boots its own daemon on port 0: they run side by side, so a case may wait for a core a while.
+const CASE_TIMEOUT_MS = 90_000;
+
 describe.concurrent('--check-config rejects exactly the jobs the daemon rejects', () => {
-  it.for(CASES)('%s', async ([, settings, broken, expected], { expect }) => {
+  it.for(CASES)('%s', { timeout: CASE_TIMEOUT_MS }, async ([, settings, broken, expected], { expect }) => {
     const w = workdir({
       ...baseConfig(),
       'pollers.yaml': `pollers:\n${settings}  jobs:\n${OK_JOB}${broken}`,
@@ -145,15 +147,19 @@ describe.concurrent('--check-config rejects exactly the jobs the daemon rejects'
     }
   });
 
-  it('the example configuration checks clean and says so', async ({ expect }) => {
-    const w = workdir({ ...baseConfig(), 'pollers.yaml': `pollers:\n  jobs:\n${OK_JOB}` });
-    try {
-      const check = await runCli(w, ['--check-config', '--config-dir', 'config']);
-      expect(check.code, check.stderr).toBe(0);
-      expect(check.stdout.trim()).toBe('config ok: 1 agent(s), 1 poller job(s)');
-      expect(check.stderr).toBe('');
-    } finally {
-      w.cleanup();
-    }
-  });
+  it(
+    'the example configuration checks clean and says so',
+    { timeout: CASE_TIMEOUT_MS },
+    async ({ expect }) => {
+      const w = workdir({ ...baseConfig(), 'pollers.yaml': `pollers:\n  jobs:\n${OK_JOB}` });
+      try {
+        const check = await runCli(w, ['--check-config', '--config-dir', 'config']);
+        expect(check.code, check.stderr).toBe(0);
+        expect(check.stdout.trim()).toBe('config ok: 1 agent(s), 1 poller job(s)');
+        expect(check.stderr).toBe('');
+      } finally {
+        w.cleanup();
+      }
+    },
+  );
 });
