@@ -45,111 +45,70 @@ function metric<T>(
 
 const JOB = ['kind', 'agent', 'job_id'] as const;
 
+/** The series of the spec and beyond it, made once per registry (see `metric`). */
+function pollerSeries(registry: Registry) {
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
+    metric(registry, name, (m) => new Counter<L>({ ...m, help, labelNames }));
+  const gauge = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+    metric(registry, name, (m) => new Gauge<L>({ ...m, help, labelNames }));
+  const JOB_ID = ['job_id'] as const;
+  return {
+    ticks: counter('poller_ticks_total', 'Poller ticks by outcome.', [...JOB, 'status']),
+    latency: metric(
+      registry,
+      'poller_latency_ms',
+      (m) =>
+        new Histogram({
+          ...m,
+          help: 'Tick duration in milliseconds (fetch and delivery).',
+          labelNames: JOB,
+          buckets: LATENCY_BUCKETS_MS,
+        }),
+    ),
+    seen: counter('poller_items_seen_total', 'New items found by ticks.', JOB),
+    dispatched: counter('poller_items_dispatched_total', 'Items delivered to their channel.', JOB),
+    errors: gauge('poller_consecutive_errors', 'Consecutive Transient errors of a job.', JOB_ID),
+    breaker: gauge('poller_breaker_state', 'Breaker state: 0 closed, 1 half-open, 2 open.', JOB_ID),
+    takeovers: counter(
+      'poller_lease_takeovers_total',
+      'Leases of another holder taken over: expired, or held by a dead process of this host.',
+      JOB_ID,
+    ),
+    paused: gauge(
+      'poller_paused',
+      'Paused jobs: 1 while paused (by an operator, a Permanent error or a fired at), else 0.',
+      JOB_ID,
+    ),
+    success: gauge(
+      'poller_last_success_timestamp_seconds',
+      'Unix time of the last successful tick of a job (absent until the first one).',
+      JOB_ID,
+    ),
+    kindWarnings: counter(
+      'poller_kind_warnings_total',
+      'Warnings kinds gave during ticks; each message is logged once per job definition, then only counted here.',
+      JOB,
+    ),
+    rejected: gauge(
+      'poller_jobs_rejected',
+      'Jobs of pollers.yaml rejected by the last start or reload (a running job keeps its previous definition).',
+    ),
+    storeHealthy: gauge(
+      'poller_store_healthy',
+      'State store health: 0 from a failed call (disk full, I/O error, busy, read-only) until a write goes through again, else 1.',
+    ),
+    storeErrors: counter(
+      'poller_store_errors_total',
+      'Failed state store calls, by store method; the ticks they stopped count as transient.',
+      ['operation'],
+    ),
+  };
+}
+
 export function createPollerMetrics(registry: Registry): PollerMetrics {
-  const ticks = metric(
-    registry,
-    'poller_ticks_total',
-    (m) => new Counter({ ...m, help: 'Poller ticks by outcome.', labelNames: [...JOB, 'status'] }),
-  );
-  const latency = metric(
-    registry,
-    'poller_latency_ms',
-    (m) =>
-      new Histogram({
-        ...m,
-        help: 'Tick duration in milliseconds (fetch and delivery).',
-        labelNames: JOB,
-        buckets: LATENCY_BUCKETS_MS,
-      }),
-  );
-  const seen = metric(
-    registry,
-    'poller_items_seen_total',
-    (m) => new Counter({ ...m, help: 'New items found by ticks.', labelNames: JOB }),
-  );
-  const dispatched = metric(
-    registry,
-    'poller_items_dispatched_total',
-    (m) => new Counter({ ...m, help: 'Items delivered to their channel.', labelNames: JOB }),
-  );
-  const errors = metric(
-    registry,
-    'poller_consecutive_errors',
-    (m) => new Gauge({ ...m, help: 'Consecutive Transient errors of a job.', labelNames: ['job_id'] }),
-  );
-  const breaker = metric(
-    registry,
-    'poller_breaker_state',
-    (m) => new Gauge({ ...m, help: 'Breaker state: 0 closed, 1 half-open, 2 open.', labelNames: ['job_id'] }),
-  );
-  const takeovers = metric(
-    registry,
-    'poller_lease_takeovers_total',
-    (m) =>
-      new Counter({
-        ...m,
-        help: 'Leases of another holder taken over: expired, or held by a dead process of this host.',
-        labelNames: ['job_id'],
-      }),
-  );
-  const pausedGauge = metric(
-    registry,
-    'poller_paused',
-    (m) =>
-      new Gauge({
-        ...m,
-        help: 'Paused jobs: 1 while paused (by an operator, a Permanent error or a fired at), else 0.',
-        labelNames: ['job_id'],
-      }),
-  );
-  const success = metric(
-    registry,
-    'poller_last_success_timestamp_seconds',
-    (m) =>
-      new Gauge({
-        ...m,
-        help: 'Unix time of the last successful tick of a job (absent until the first one).',
-        labelNames: ['job_id'],
-      }),
-  );
-  const kindWarnings = metric(
-    registry,
-    'poller_kind_warnings_total',
-    (m) =>
-      new Counter({
-        ...m,
-        help: 'Warnings kinds gave during ticks; each message is logged once per job definition, then only counted here.',
-        labelNames: JOB,
-      }),
-  );
-  const rejected = metric(
-    registry,
-    'poller_jobs_rejected',
-    (m) =>
-      new Gauge({
-        ...m,
-        help: 'Jobs of pollers.yaml rejected by the last start or reload (a running job keeps its previous definition).',
-      }),
-  );
-  const storeHealthy = metric(
-    registry,
-    'poller_store_healthy',
-    (m) =>
-      new Gauge({
-        ...m,
-        help: 'State store health: 0 from a failed call (disk full, I/O error, busy, read-only) until a write goes through again, else 1.',
-      }),
-  );
-  const storeErrors = metric(
-    registry,
-    'poller_store_errors_total',
-    (m) =>
-      new Counter({
-        ...m,
-        help: 'Failed state store calls, by store method; the ticks they stopped count as transient.',
-        labelNames: ['operation'],
-      }),
-  );
+  const series = pollerSeries(registry);
+  const { ticks, latency, seen, dispatched, errors, breaker, takeovers, success, kindWarnings } = series;
+  const { paused: pausedGauge, rejected, storeHealthy, storeErrors } = series;
   // Last value set per job: most ticks leave the gauges as they were, and a set costs a label hash.
   const published = new Map<string, { errors?: number; breaker?: number; paused?: boolean }>();
   const last = (jobId: string) => {
