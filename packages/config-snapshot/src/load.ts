@@ -575,7 +575,7 @@ function yamlFiles(dir: string): string[] {
 }
 
 /** The value an empty object becomes once the schema's defaults are filled in. */
-export function defaultsOf(schema: object): unknown {
+function defaultsOf(schema: object): unknown {
   const value = {};
   validateAt(schema, value, { display: '', locate: () => undefined }, [], { scope: 'global' });
   return value;

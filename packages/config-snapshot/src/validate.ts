@@ -75,7 +75,7 @@ export function validateAt(
 const CLIP = 40;
 
 /** A name as shown in a message: long ones cut, so that an over-long key cannot flood a log line. */
-export function clip(name: string): string {
+function clip(name: string): string {
   return name.length <= CLIP ? name : `${name.slice(0, CLIP)}…`;
 }
 

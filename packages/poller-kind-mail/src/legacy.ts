@@ -17,17 +17,17 @@ interface LegacyContext<I extends Issue> {
   validate(schema: object, value: unknown): I[];
 }
 
-export const LEGACY_JOB_ID_PREFIX = 'legacy-mail-';
+const LEGACY_JOB_ID_PREFIX = 'legacy-mail-';
 export const LEGACY_DEPRECATION_MESSAGE = 'deprecation: legacy mail poller job translated at boot';
 /** The job id limit of `pollers.yaml` (`JOB_ID_MAX_LENGTH` of the runtime; a test keeps them equal). */
 export const LEGACY_JOB_ID_MAX_LENGTH = 128;
 /** Interval of the old loop when the file names none. */
-export const LEGACY_DEFAULT_INTERVAL_SECS = 300;
+const LEGACY_DEFAULT_INTERVAL_SECS = 300;
 /** The credentials key (agent `credentials.<key>`, `plugins/<key>.yaml`) of the `mail` kind. */
-export const LEGACY_MAIL_CREDENTIALS = 'mail';
+const LEGACY_MAIL_CREDENTIALS = 'mail';
 
 /** Legacy field -> `mail` job config field. */
-export const LEGACY_FIELD_MAP = {
+const LEGACY_FIELD_MAP = {
   query: 'query',
   newer_than: 'newer_than',
   max_messages: 'max_per_tick',
@@ -75,7 +75,7 @@ const fieldProperties = {
 } as const;
 
 /** JSON Schema of the legacy file. */
-export const legacyMailPollerSchema = {
+const legacyMailPollerSchema = {
   $id: 'mail-poller.yaml',
   title: 'Legacy mail poller (plugins/mail-poller.yaml)',
   type: 'object',

@@ -16,9 +16,9 @@ import type { FromSchema } from 'json-schema-to-ts';
 /** Job ids (`pollers.jobs[].id`): they reach metric labels, log fields, admin paths. */
 export const JOB_ID_MAX_LENGTH = 128;
 /** Kind names: lower case, digits and `_`, starting with a letter. */
-export const KIND_PATTERN = '^[a-z][a-z0-9_]*$';
+const KIND_PATTERN = '^[a-z][a-z0-9_]*$';
 
-export const scheduleSchema = {
+const scheduleSchema = {
   description: 'Exactly one of `every_secs`, `cron`, `at`.',
   oneOf: [
     {
@@ -52,7 +52,7 @@ export const scheduleSchema = {
   ],
 } as const;
 
-export const deliverSchema = {
+const deliverSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['channel', 'to'],

@@ -13,7 +13,7 @@ import { isLeaseLost, isStateStoreError, StateStoreError } from './errors.js';
 const never = () => false;
 const always = () => true;
 
-export interface StoreHealth {
+interface StoreHealth {
   /** A tick ended Transient because of the store (counted in the outage summary). */
   tickFailed(): void;
 }

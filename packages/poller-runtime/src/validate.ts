@@ -100,7 +100,7 @@ function schemaIssues(job: LoadedJob, kind: PollerKind, config: unknown): Config
 }
 
 /** Validates one envelope-valid job; returns the definition or its issues. */
-export function validateJob(
+function validateJob(
   job: LoadedJob,
   agents: AgentDirectory,
   registry: KindRegistry,
