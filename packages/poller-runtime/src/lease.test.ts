@@ -1,21 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { harness, items, job, metricValue } from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { harness, harnessPerTest, items, job, metricValue } from '../test/helpers.js';
 import { TransientError } from '@agent/poller-core';
 import { createFakeClock, createMemoryStateStore } from './testing.js';
 import type { CommitOps } from './store.js';
 
 const MIN = 60_000;
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanup) await c();
-  cleanup = [];
-});
-
-function setup(opts: Parameters<typeof harness>[0] = {}) {
-  const h = harness({ jobs: [job('j1', { failure_to: { channel: 'chat_b', to: 'ops' } })], ...opts });
-  cleanup.push(() => h.service.stop());
-  return h;
-}
+const setup = harnessPerTest();
 
 /** Counts the store's write calls (a commit that also releases the lease is one write). */
 function countingStore(clock: ReturnType<typeof createFakeClock>) {
@@ -80,13 +70,12 @@ describe('dead lease holders', () => {
     await h.store.init('j1');
     await h.store.acquireLease('j1', 'host:4242:99:dead', 2 * 86_400_000);
     const gone: string[] = [];
-    const h2 = harness({
+    const h2 = setup({
       jobs: [job('j1', { schedule: { cron: '0 0 9 * * *' } })],
       store: h.store,
       clock: h.clock,
       holderGone: (holder) => (gone.push(holder), holder.endsWith(':dead')),
     });
-    cleanup.push(() => h2.service.stop());
     await h2.service.start();
     expect(gone).toEqual(['host:4242:99:dead']);
     expect(await h.store.getLease('j1')).toMatchObject({ holder: null, epoch: 2 });
@@ -100,14 +89,13 @@ describe('dead lease holders', () => {
     await h.store.acquireLease('b', 'host:2:2:dead', 1);
     await h.clock.advance(10);
     await h.store.acquireLease('c', 'holder-b', 600_000);
-    const h2 = harness({
+    const h2 = setup({
       jobs: [job('a'), job('b'), job('c')],
       store: h.store,
       clock: h.clock,
       holderId: 'holder-b',
       holderGone: (holder) => holder.endsWith(':dead'),
     });
-    cleanup.push(() => h2.service.stop());
     await h2.service.start();
     expect(await h.store.getLease('a')).toMatchObject({ holder: 'host:1:1:alive' });
     expect(await metricValue(h2.metrics, 'poller_lease_takeovers_total', { job_id: 'b' })).toBeUndefined();

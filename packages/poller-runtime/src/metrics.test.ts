@@ -1,20 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { harness, items, job, metricValue } from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { harnessPerTest, items, job, metricValue } from '../test/helpers.js';
 import { PermanentError, type TickContext } from '@agent/poller-core';
 import { createTestSnapshot } from './testing.js';
 
 const MIN = 60_000;
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanup) await c();
-  cleanup = [];
-});
-
-function setup(opts: Parameters<typeof harness>[0] = {}) {
-  const h = harness({ jobs: [job('j1', { failure_to: { channel: 'chat_b', to: 'ops' } })], ...opts });
-  cleanup.push(() => h.service.stop());
-  return h;
-}
+const setup = harnessPerTest();
 
 /** A kind tick that gives the same warnings every time. */
 const warnEvery = (ctx: TickContext) => {
@@ -81,8 +71,7 @@ describe('metrics', () => {
     );
     await h.service.stop();
     // A new service on the same store (a restart): the auto-paused job is still visible.
-    const again = harness({ jobs: [job('j1')], store: h.store, clock: h.clock });
-    cleanup.push(() => again.service.stop());
+    const again = setup({ jobs: [job('j1')], store: h.store, clock: h.clock });
     await again.service.start();
     expect(await metricValue(again.metrics, 'poller_paused', { job_id: 'j1' })).toBe(1);
     await again.service.resume('j1');

@@ -1,19 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { harness, items, job } from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { harness, harnessPerTest, items, job } from '../test/helpers.js';
 import { createFakeClock, createMemoryStateStore } from './testing.js';
 
 const MIN = 60_000;
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanup) await c();
-  cleanup = [];
-});
-
-function setup(opts: Parameters<typeof harness>[0] = {}) {
-  const h = harness({ jobs: [job('j1', { failure_to: { channel: 'chat_b', to: 'ops' } })], ...opts });
-  cleanup.push(() => h.service.stop());
-  return h;
-}
+const setup = harnessPerTest();
 
 describe('operator API', () => {
   it('run bypasses the schedule, persists and returns counts', async () => {

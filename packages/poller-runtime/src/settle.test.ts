@@ -1,19 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { harness, job, metricValue } from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { harnessPerTest, job, metricValue } from '../test/helpers.js';
 import { PermanentError, TransientError, type TickContext } from '@agent/poller-core';
 
 const MIN = 60_000;
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanup) await c();
-  cleanup = [];
-});
-
-function setup(opts: Parameters<typeof harness>[0] = {}) {
-  const h = harness({ jobs: [job('j1', { failure_to: { channel: 'chat_b', to: 'ops' } })], ...opts });
-  cleanup.push(() => h.service.stop());
-  return h;
-}
+const setup = harnessPerTest();
 
 describe('runner: errors, breaker, alerts', () => {
   it('Transient errors back off 5 s doubling; Retry-After is honoured', async () => {

@@ -1,18 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { harness, items, job, scriptedKind } from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { harnessPerTest, items, job, scriptedKind } from '../test/helpers.js';
 
 const MIN = 60_000;
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanup) await c();
-  cleanup = [];
-});
-
-function setup(opts: Parameters<typeof harness>[0] = {}) {
-  const h = harness({ jobs: [job('j1', { failure_to: { channel: 'chat_b', to: 'ops' } })], ...opts });
-  cleanup.push(() => h.service.stop());
-  return h;
-}
+const setup = harnessPerTest();
 
 describe('runner: baseline, dedup, delivery', () => {
   it('the first tick records a baseline and delivers nothing; later ticks deliver only new items, oldest first', async () => {

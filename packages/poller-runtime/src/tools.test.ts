@@ -1,19 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { harness, job, scriptedKind } from '../test/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { harnessPerTest, job, scriptedKind } from '../test/helpers.js';
 import { type TickContext } from '@agent/poller-core';
 import { createTestSnapshot } from './testing.js';
 
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanup) await c();
-  cleanup = [];
-});
-
-function setup(opts: Parameters<typeof harness>[0] = {}) {
-  const h = harness({ jobs: [job('j1', { failure_to: { channel: 'chat_b', to: 'ops' } })], ...opts });
-  cleanup.push(() => h.service.stop());
-  return h;
-}
+const setup = harnessPerTest();
 
 describe('tools', () => {
   it('offers the six pollers_* tools: every job is visible, only own jobs change; each call is logged', async () => {

@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 import { createMemoryLogger } from '@agent/log';
 import { Registry } from 'prom-client';
 import {
@@ -129,4 +130,20 @@ export async function metricValue(
     Object.entries(labels).every(([k, val]) => String((x.labels as Record<string, unknown>)[k]) === val),
   );
   return v?.value;
+}
+
+/**
+ * `setup(opts)` for a test file: a harness with one job `j1` (failure alerts to `chat_b`/`ops`) unless `opts`
+ * says otherwise, whose service is stopped after each test.
+ */
+export function harnessPerTest(): (opts?: HarnessOptions) => ReturnType<typeof harness> {
+  const running: (() => Promise<void>)[] = [];
+  afterEach(async () => {
+    for (const stop of running.splice(0)) await stop();
+  });
+  return (opts = {}) => {
+    const h = harness({ jobs: [job('j1', { failure_to: { channel: 'chat_b', to: 'ops' } })], ...opts });
+    running.push(() => h.service.stop());
+    return h;
+  };
 }
