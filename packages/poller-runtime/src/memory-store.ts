@@ -28,84 +28,36 @@ function clone<T>(v: T): T {
   return v === undefined ? v : (JSON.parse(JSON.stringify(v)) as T);
 }
 
-export function createMemoryStateStore(options: MemoryStateStoreOptions = {}): MemoryStateStore {
-  const now = options.now ?? Date.now;
-  const states = new Map<string, JobState>();
-  const seen = new Map<string, Map<string, number>>();
-  const deliveries = new Map<string, DeliveryRecord[]>();
+/** Drops the oldest seen ids beyond `limit`, never one of `keep`. */
+function trimSeen(set: Map<string, number>, limit: number, keep: readonly string[]): void {
+  if (set.size <= limit) return;
+  const kept = new Set(keep);
+  let excess = set.size - limit;
+  for (const [id] of [...set.entries()].sort((a, b) => a[1] - b[1])) {
+    if (excess <= 0) break;
+    if (kept.has(id)) continue;
+    set.delete(id);
+    excess--;
+  }
+}
+
+type LeaseMethods = Pick<
+  StateStore,
+  'acquireLease' | 'renewLease' | 'releaseLease' | 'revokeLease' | 'breakLease' | 'holdsLease' | 'getLease'
+>;
+
+/** The leases of the memory store, with the epoch fencing of the SQLite one. */
+function memoryLeases(now: () => number) {
   const leases = new Map<string, LeaseInfo>();
-  let seq = 0;
-
-  const checkFence = (jobId: string, fence: Fence | null | undefined) => {
-    if (!fence) return;
+  const holds = (jobId: string, fence: Fence): boolean => {
     const l = leases.get(jobId);
-    if (!l || l.holder !== fence.holder || l.epoch !== fence.epoch) throw new LeaseLostError();
+    return !!l && l.holder === fence.holder && l.epoch === fence.epoch;
   };
-
   const release = (jobId: string, fence: Fence) => {
-    const l = leases.get(jobId);
-    if (l && l.holder === fence.holder && l.epoch === fence.epoch)
-      leases.set(jobId, { holder: null, epoch: l.epoch, expiresAt: now() });
+    if (holds(jobId, fence))
+      leases.set(jobId, { holder: null, epoch: leases.get(jobId)!.epoch, expiresAt: now() });
   };
-
-  const store: MemoryStateStore = {
-    async load(jobId) {
-      const s = states.get(jobId);
-      return s ? clone(s) : null;
-    },
-    async loadAll() {
-      return [...states.values()].map(clone).sort((a, b) => (a.jobId < b.jobId ? -1 : 1));
-    },
-    async init(jobId, initial: JobStatePatch = {}) {
-      if (!states.has(jobId)) states.set(jobId, { ...emptyJobState(jobId), ...clone(initial) });
-      return clone(states.get(jobId)!);
-    },
-    async commit(jobId, ops: CommitOps, fence) {
-      checkFence(jobId, fence);
-      const cur = states.get(jobId) ?? emptyJobState(jobId);
-      const next = { ...cur, ...clone(ops.state ?? {}) } as JobState;
-      if (ops.state && 'cursor' in ops.state) next.cursor = clone(ops.state.cursor as JsonValue | null);
-      let set = seen.get(jobId) ?? new Map<string, number>();
-      if (ops.clearSeen) set = new Map();
-      for (const id of ops.addSeen ?? []) if (!set.has(id)) set.set(id, ++seq);
-      if (ops.seenLimit !== undefined && set.size > ops.seenLimit) {
-        const keep = new Set(ops.keepSeen ?? []);
-        const order = [...set.entries()].sort((a, b) => a[1] - b[1]);
-        let excess = set.size - ops.seenLimit;
-        for (const [id] of order) {
-          if (excess <= 0) break;
-          if (keep.has(id)) continue;
-          set.delete(id);
-          excess--;
-        }
-      }
-      states.set(jobId, next);
-      seen.set(jobId, set);
-      if (ops.clearSeen) deliveries.delete(jobId);
-      if (ops.delivery) {
-        const list = deliveries.get(jobId) ?? [];
-        list.push({ ...ops.delivery });
-        if (list.length > DELIVERY_LOG_LIMIT) list.splice(0, list.length - DELIVERY_LOG_LIMIT);
-        deliveries.set(jobId, list);
-      }
-      if (ops.releaseLease && fence) release(jobId, fence);
-    },
-    async seenAmong(jobId, ids) {
-      const set = seen.get(jobId);
-      return new Set(ids.filter((id) => set?.has(id)));
-    },
-    async seenCount(jobId) {
-      return seen.get(jobId)?.size ?? 0;
-    },
-    async deliveries(jobId, limit = DELIVERY_LOG_LIMIT) {
-      return (deliveries.get(jobId) ?? []).slice(-limit).map((d) => ({ ...d }));
-    },
-    async deleteJob(jobId) {
-      states.delete(jobId);
-      seen.delete(jobId);
-      deliveries.delete(jobId);
-      leases.delete(jobId);
-    },
+  const methods: LeaseMethods = {
     async acquireLease(jobId, holder, ttlMs): Promise<LeaseGrant | null> {
       const t = now();
       const l = leases.get(jobId);
@@ -113,18 +65,11 @@ export function createMemoryStateStore(options: MemoryStateStoreOptions = {}): M
       const takeover = !!l && l.holder !== null && l.holder !== holder;
       const grant: LeaseInfo = { holder, epoch: (l?.epoch ?? 0) + 1, expiresAt: t + ttlMs };
       leases.set(jobId, grant);
-      return {
-        holder,
-        epoch: grant.epoch,
-        expiresAt: grant.expiresAt,
-        takeover,
-        previousHolder: l?.holder ?? null,
-      };
+      return { ...grant, holder, takeover, previousHolder: l?.holder ?? null };
     },
     async renewLease(jobId, fence, ttlMs) {
-      const l = leases.get(jobId);
-      if (!l || l.holder !== fence.holder || l.epoch !== fence.epoch) return false;
-      l.expiresAt = now() + ttlMs;
+      if (!holds(jobId, fence)) return false;
+      leases.get(jobId)!.expiresAt = now() + ttlMs;
       return true;
     },
     async releaseLease(jobId, fence) {
@@ -141,12 +86,79 @@ export function createMemoryStateStore(options: MemoryStateStoreOptions = {}): M
       return true;
     },
     async holdsLease(jobId, fence) {
-      const l = leases.get(jobId);
-      return !!l && l.holder === fence.holder && l.epoch === fence.epoch;
+      return holds(jobId, fence);
     },
     async getLease(jobId) {
       const l = leases.get(jobId);
       return l ? { ...l } : null;
+    },
+  };
+  return {
+    methods,
+    release,
+    /** Throws `LeaseLostError` unless `fence` (when given) still holds the job. */
+    checkFence(jobId: string, fence: Fence | null | undefined) {
+      if (fence && !holds(jobId, fence)) throw new LeaseLostError();
+    },
+    forget: (jobId: string) => leases.delete(jobId),
+  };
+}
+
+export function createMemoryStateStore(options: MemoryStateStoreOptions = {}): MemoryStateStore {
+  const now = options.now ?? Date.now;
+  const states = new Map<string, JobState>();
+  const seen = new Map<string, Map<string, number>>();
+  const deliveries = new Map<string, DeliveryRecord[]>();
+  const leases = memoryLeases(now);
+  let seq = 0;
+
+  const store: MemoryStateStore = {
+    ...leases.methods,
+    async load(jobId) {
+      const s = states.get(jobId);
+      return s ? clone(s) : null;
+    },
+    async loadAll() {
+      return [...states.values()].map(clone).sort((a, b) => (a.jobId < b.jobId ? -1 : 1));
+    },
+    async init(jobId, initial: JobStatePatch = {}) {
+      if (!states.has(jobId)) states.set(jobId, { ...emptyJobState(jobId), ...clone(initial) });
+      return clone(states.get(jobId)!);
+    },
+    async commit(jobId, ops: CommitOps, fence) {
+      leases.checkFence(jobId, fence);
+      const cur = states.get(jobId) ?? emptyJobState(jobId);
+      const next = { ...cur, ...clone(ops.state ?? {}) } as JobState;
+      if (ops.state && 'cursor' in ops.state) next.cursor = clone(ops.state.cursor as JsonValue | null);
+      const set = ops.clearSeen ? new Map<string, number>() : (seen.get(jobId) ?? new Map<string, number>());
+      for (const id of ops.addSeen ?? []) if (!set.has(id)) set.set(id, ++seq);
+      if (ops.seenLimit !== undefined) trimSeen(set, ops.seenLimit, ops.keepSeen ?? []);
+      states.set(jobId, next);
+      seen.set(jobId, set);
+      if (ops.clearSeen) deliveries.delete(jobId);
+      if (ops.delivery) {
+        const list = deliveries.get(jobId) ?? [];
+        list.push({ ...ops.delivery });
+        if (list.length > DELIVERY_LOG_LIMIT) list.splice(0, list.length - DELIVERY_LOG_LIMIT);
+        deliveries.set(jobId, list);
+      }
+      if (ops.releaseLease && fence) leases.release(jobId, fence);
+    },
+    async seenAmong(jobId, ids) {
+      const set = seen.get(jobId);
+      return new Set(ids.filter((id) => set?.has(id)));
+    },
+    async seenCount(jobId) {
+      return seen.get(jobId)?.size ?? 0;
+    },
+    async deliveries(jobId, limit = DELIVERY_LOG_LIMIT) {
+      return (deliveries.get(jobId) ?? []).slice(-limit).map((d) => ({ ...d }));
+    },
+    async deleteJob(jobId) {
+      states.delete(jobId);
+      seen.delete(jobId);
+      deliveries.delete(jobId);
+      leases.forget(jobId);
     },
     async close() {},
     seenIds(jobId) {
