@@ -3,7 +3,7 @@
  * validation the poller subsystem runs (built-in kinds plus `kind_packages`), then the start-time checks.
  */
 import { resolve } from 'node:path';
-import { formatIssue, loadConfig } from '@agent/config-snapshot';
+import { formatIssue, loadConfig, type ConfigSnapshot } from '@agent/config-snapshot';
 import {
   renderCheckConfig,
   type CheckConfigOutput,
@@ -31,30 +31,7 @@ export async function checkConfig(
   let checked: CheckedPollers | null = null;
   const startErrors: string[] = [];
   if (snapshot) {
-    const pollers = pollersOf(snapshot);
-    if (pollers) {
-      checked = {
-        enabled: pollers.settings.enabled,
-        total: pollers.jobs.length + pollers.rejected.length,
-        jobs: null,
-        legacy: pollers.legacy.map(legacyFileReport),
-      };
-    }
-    if (pollers?.settings.enabled) {
-      const registry = await buildKindRegistry(pollers.settings.kind_packages, resolve(cwd, configDir), null);
-      for (const f of registry.failedPackages()) startErrors.push(`${f.message} [${f.code}]`);
-      const v = validatePollers(pollers, agentDirectory(snapshot), registry);
-      checked = {
-        ...checked!,
-        jobs: {
-          valid: v.valid.length,
-          rejected: v.rejected.map((r) => ({
-            id: r.id ?? `jobs[${r.index}]`,
-            errors: r.issues.map((i) => snapshot.redact(formatIssue(i))),
-          })),
-        },
-      };
-    }
+    checked = await checkPollers(snapshot, resolve(cwd, configDir), startErrors);
     const noAgent = noValidAgentMessage(result, configDir);
     if (noAgent) startErrors.push(noAgent);
     const tokenFile = snapshot.runtime.admin.token_file;
@@ -64,6 +41,30 @@ export async function checkConfig(
     }
   }
   return renderCheckConfig(result, checked, startErrors);
+}
+
+/** The poller part of the check: the same validation the daemon runs at start (`null`: no pollers.yaml). */
+async function checkPollers(
+  snapshot: ConfigSnapshot,
+  kindsDir: string,
+  startErrors: string[],
+): Promise<CheckedPollers | null> {
+  const pollers = pollersOf(snapshot);
+  if (!pollers) return null;
+  const base = {
+    enabled: pollers.settings.enabled,
+    total: pollers.jobs.length + pollers.rejected.length,
+    legacy: pollers.legacy.map(legacyFileReport),
+  };
+  if (!pollers.settings.enabled) return { ...base, jobs: null };
+  const registry = await buildKindRegistry(pollers.settings.kind_packages, kindsDir, null);
+  for (const f of registry.failedPackages()) startErrors.push(`${f.message} [${f.code}]`);
+  const v = validatePollers(pollers, agentDirectory(snapshot), registry);
+  const rejected = v.rejected.map((r) => ({
+    id: r.id ?? `jobs[${r.index}]`,
+    errors: r.issues.map((i) => snapshot.redact(formatIssue(i))),
+  }));
+  return { ...base, jobs: { valid: v.valid.length, rejected } };
 }
 
 function legacyFileReport(r: LegacyReport): LegacyFileReport {
