@@ -31,6 +31,7 @@ const CATALOGUES = [
   { dir: 'packages/guarded-http', module: 'dist/index.js', names: ['GUARDED_HTTP_ERROR_CODES'] },
   { dir: 'packages/model-providers', module: 'dist/index.js', names: ['MODEL_ERROR_CODES'] },
   { dir: 'packages/oauth2', module: 'dist/index.js', names: ['OAUTH2_ERROR_CODES'] },
+  { dir: 'packages/pg', module: 'dist/index.js', names: ['PG_ERROR_CODES'] },
   { dir: 'packages/poller-core', module: 'dist/index.js', names: ['POLLER_ERROR_CODES'] },
   { dir: 'packages/poller-runtime', module: 'dist/index.js', names: ['POLLERS_FILE_CODES'] },
   { dir: 'packages/poller-kind-rss', module: 'dist/feed.js', names: ['FEED_ERROR_CODES'] },
