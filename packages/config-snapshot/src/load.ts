@@ -145,8 +145,9 @@ function readDirectory(configDir: string, opts: ReadOptions): Candidate {
   }
 
   const fileOptions = opts.settledBefore !== undefined ? { settledBefore: opts.settledBefore } : {};
-  const read = (rel: string, scope: IssueScope, extra: Partial<IssueInput> = {}): SourceFile | undefined => {
-    const { src, issues: found } = readYamlFile(configDir, rel, scope, extra, fileOptions);
+  const read: ReadFile = (rel, scope, extra = {}, maxBytes) => {
+    const options = maxBytes === undefined ? fileOptions : { ...fileOptions, maxBytes };
+    const { src, issues: found } = readYamlFile(configDir, rel, scope, extra, options);
     issues.push(...found);
     if (src) fileHashes.push(`${rel}:${src.hash}`);
     return src;
@@ -510,7 +511,12 @@ function readAgent(
   };
 }
 
-type ReadFile = (rel: string, scope: IssueScope, extra?: Partial<IssueInput>) => SourceFile | undefined;
+type ReadFile = (
+  rel: string,
+  scope: IssueScope,
+  extra?: Partial<IssueInput>,
+  maxBytes?: number,
+) => SourceFile | undefined;
 
 /** Reads a section's files and hands them to its owner's reader; a reader that throws is an issue. */
 function readSection(
@@ -523,7 +529,7 @@ function readSection(
   const unreadable = new Set<string>();
   for (const rel of reader.files) {
     if (!existsSync(join(candidate.configDir, rel))) continue;
-    const src = read(rel, 'section', { section: reader.name });
+    const src = read(rel, 'section', { section: reader.name }, reader.maxFileBytes);
     if (src) files.set(rel, src);
     else unreadable.add(rel);
   }

@@ -46,5 +46,7 @@ export interface SectionReader<T = unknown> {
   readonly name: string;
   /** Config-relative paths the section owns; `plugins/<x>.yaml` here is no longer a plugin file. */
   readonly files: readonly string[];
+  /** The size cap of these files, when the default of every config file (4 MiB) is too small for them. */
+  readonly maxFileBytes?: number;
   read(ctx: SectionContext): SectionResult<T>;
 }

@@ -74,7 +74,7 @@ function nearestPosition(
   return undefined;
 }
 
-/** A config file larger than this is refused before it is read. */
+/** A config file larger than this is refused before it is read (a section may set its own cap). */
 export const MAX_FILE_BYTES = 4 * 1024 * 1024;
 /** Mappings and sequences nested deeper than this are refused (every walker after the parse recurses). */
 export const MAX_YAML_DEPTH = 64;
@@ -112,6 +112,8 @@ export interface ReadFileOptions {
    * `CONFIG_FILE_CHANGING`, so that a reload never reads a save still being written.
    */
   settledBefore?: number;
+  /** The size cap of this file; `MAX_FILE_BYTES` when absent. */
+  maxBytes?: number;
 }
 
 function fileTypeOf(st: Stats | BigIntStats): string {
@@ -153,7 +155,7 @@ function unreadable(err: unknown): StableRead {
   };
 }
 
-function readStable(abs: string): StableRead {
+function readStable(abs: string, cap: number): StableRead {
   for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
     let before: BigIntStats;
     try {
@@ -168,7 +170,7 @@ function readStable(abs: string): StableRead {
         message: `is ${fileTypeOf(before)}, not a regular file`,
         hint: 'replace it with a regular YAML file',
       };
-    if (before.size > BigInt(MAX_FILE_BYTES)) return tooLarge(Number(before.size));
+    if (before.size > BigInt(cap)) return tooLarge(Number(before.size), cap);
     let buf: Buffer;
     let after: BigIntStats;
     let again: BigIntStats;
@@ -179,7 +181,7 @@ function readStable(abs: string): StableRead {
         const opened = fstatSync(fd, { bigint: true });
         if (!opened.isFile() || !sameFile(before, opened)) continue;
         // One byte more than the cap, to see a file that grew past it meanwhile.
-        buf = Buffer.allocUnsafe(Math.min(Number(before.size), MAX_FILE_BYTES) + 1);
+        buf = Buffer.allocUnsafe(Math.min(Number(before.size), cap) + 1);
         let n = 0;
         for (let got = 1; got > 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, n);
         buf = buf.subarray(0, n);
@@ -191,7 +193,7 @@ function readStable(abs: string): StableRead {
     } catch (err) {
       return unreadable(err);
     }
-    if (buf.length > MAX_FILE_BYTES) return tooLarge(buf.length);
+    if (buf.length > cap) return tooLarge(buf.length, cap);
     if (sameFile(before, after) && sameFile(after, again) && BigInt(buf.length) === after.size)
       return { ok: true, buf, ctimeMs: Number(after.ctimeNs / 1_000_000n) };
   }
@@ -203,12 +205,15 @@ function readStable(abs: string): StableRead {
   };
 }
 
-function tooLarge(bytes: number): StableRead {
+function tooLarge(bytes: number, cap: number): StableRead {
   return {
     ok: false,
     code: 'CONFIG_FILE_TOO_LARGE',
-    message: `file is ${bytes} bytes, larger than the ${MAX_FILE_BYTES}-byte cap (4 MiB)`,
-    hint: 'split it (one agent per file in agents.d/) or remove what is not needed',
+    message: `file is ${bytes} bytes, larger than the ${cap}-byte cap (${cap / 1024 / 1024} MiB)`,
+    hint:
+      cap === MAX_FILE_BYTES
+        ? 'split it (one agent per file in agents.d/) or remove what is not needed'
+        : 'remove what is not needed',
   };
 }
 
@@ -225,7 +230,7 @@ export function readYamlFile(
 ): { src?: SourceFile; issues: ConfigIssue[] } {
   const abs = join(configDir, rel);
   const display = join(configDir, rel);
-  const read = readStable(abs);
+  const read = readStable(abs, options.maxBytes ?? MAX_FILE_BYTES);
   const fileIssue = (code: ConfigIssueCode, message: string, hint: string): ConfigIssue => ({
     code,
     severity: 'error',
