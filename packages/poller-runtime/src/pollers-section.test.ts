@@ -134,3 +134,33 @@ describe('poller jobs', () => {
     expect(pollersOf(s)).toBeNull();
   });
 });
+
+describe('the size of pollers.yaml', () => {
+  const longJob = (i: number) =>
+    `    - id: feed-${i}\n      kind: rss\n      agent: a\n      schedule: { every_secs: 60 }\n      config:\n        feed_url: "https://feeds.example.org/${i}/feed.xml"\n        message_template: "{title}: a template of the length operators write {link}"\n`;
+
+  it('a file of 18,000 jobs, over the 4 MiB of other files, loads whole', () => {
+    const text = pollers(Array.from({ length: 18_000 }, (_, i) => longJob(i)).join(''));
+    expect(text.length).toBeGreaterThan(4 * 1024 * 1024);
+    const r = load(make({ ...baseFiles(), 'pollers.yaml': text }));
+    expect(r.errors).toEqual([]);
+    expect(pollersOf(r.snapshot!)!.jobs).toHaveLength(18_000);
+  });
+
+  it('a file over its own cap is a located error of the section, not an empty one', () => {
+    const reader = { ...pollersSectionReader(), maxFileBytes: 1024 };
+    const d = make({
+      ...baseFiles(),
+      'pollers.yaml': pollers(Array.from({ length: 10 }, (_, i) => longJob(i)).join('')),
+    });
+    const r = loadConfig(d.config, { cwd: d.root, env: {}, sections: [reader] });
+    expect(r.errors).toMatchObject([
+      {
+        code: 'CONFIG_FILE_TOO_LARGE',
+        scope: 'section',
+        message: expect.stringMatching(/larger than the 1024-byte cap/),
+      },
+    ]);
+    expect(pollersOf(r.snapshot!)).toBeNull();
+  });
+});

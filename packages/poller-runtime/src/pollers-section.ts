@@ -77,11 +77,18 @@ export interface PollersSectionOptions {
 }
 
 /** The section reader of `pollers.yaml` for `loadConfig`'s `sections`. */
+/**
+ * The size cap of `pollers.yaml`: a job takes 300-600 bytes, so the 4 MiB of every other file would refuse
+ * a legitimate file of about 10,000 jobs; 64 MiB holds well over 100,000.
+ */
+export const POLLERS_FILE_MAX_BYTES = 64 * 1024 * 1024;
+
 export function pollersSectionReader(options: PollersSectionOptions = {}): SectionReader<PollersSection> {
   const legacy = options.legacy ?? [];
   return {
     name: POLLERS_SECTION,
     files: [POLLERS_FILE, ...legacy.map((l) => l.file)],
+    maxFileBytes: POLLERS_FILE_MAX_BYTES,
     read: (ctx) => readPollersSection(ctx, legacy),
   };
 }
