@@ -19,7 +19,7 @@ import {
 } from '@agent/poller-runtime';
 import { loadOptionsFor } from './daemon.js';
 import { buildKindRegistry } from './kinds.js';
-import { noValidAgentMessage, readAdminToken } from './start-checks.js';
+import { noValidAgentMessage, readAdminToken, unusableSectionMessage } from './start-checks.js';
 
 export async function checkConfig(
   configDir: string,
@@ -34,6 +34,8 @@ export async function checkConfig(
     checked = await checkPollers(snapshot, resolve(cwd, configDir), startErrors);
     const noAgent = noValidAgentMessage(result, configDir);
     if (noAgent) startErrors.push(noAgent);
+    const unusable = unusableSectionMessage(result, configDir);
+    if (unusable) startErrors.push(unusable);
     const tokenFile = snapshot.runtime.admin.token_file;
     if (tokenFile) {
       const read = readAdminToken(resolve(cwd, tokenFile));

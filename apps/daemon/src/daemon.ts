@@ -38,7 +38,7 @@ import { accountSchemas } from './kinds.js';
 import { startPollers, type PollerSubsystem } from './pollers.js';
 import { createReloadPipeline, fileErrors, type ReloadPipeline } from './reload.js';
 import type { DaemonErrorCode } from './errors.js';
-import { noValidAgentMessage, readAdminToken } from './start-checks.js';
+import { noValidAgentMessage, readAdminToken, unusableSectionMessage } from './start-checks.js';
 import type { ApplyReport, Subsystem } from './subsystem.js';
 import { DAEMON_VERSION } from './version.js';
 
@@ -115,6 +115,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     logger.error('agent rejected', { agent_id: r.agentId, reason: first.redact(r.reason) });
   const noAgent = noValidAgentMessage(boot, opts.configDir);
   if (noAgent) throw new DaemonStartError(noAgent);
+  const unusable = unusableSectionMessage(boot, opts.configDir);
+  if (unusable) throw new DaemonStartError(unusable);
 
   const dataDir = resolve(cwd, first.runtime.data_dir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });

@@ -13,6 +13,17 @@ export function noValidAgentMessage(boot: LoadResult, configDir: string): string
     : `no agent is defined in ${configDir}; add agents.d/<agent_id>.yaml`;
 }
 
+/**
+ * The refusal of a start while a section's file (e.g. `pollers.yaml`) exists but cannot be used at all (too
+ * large, a YAML error, invalid settings): the daemon would otherwise run without any of the jobs it names,
+ * after one log line. A reload keeps the running section instead; at start nothing runs yet.
+ */
+export function unusableSectionMessage(boot: LoadResult, configDir: string): string | null {
+  const files = [...new Set(boot.errors.filter((e) => e.scope === 'section').map((e) => e.file))];
+  if (files.length === 0) return null;
+  return `${files.join(', ')} cannot be used (see the error(s) above), so none of what it defines would run; fix it (agent --check-config --config-dir ${configDir}) and start again`;
+}
+
 /** The admin bearer token from `admin.token_file`: mode 600 like every secret, not empty. */
 export function readAdminToken(path: string): { token: string } | { error: string } {
   let mode: number;

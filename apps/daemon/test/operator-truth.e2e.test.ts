@@ -181,6 +181,23 @@ describe('rejected is not removed', () => {
     expect(r.stderr).toMatch(/agent: no agent in config is valid \(1 rejected\)/);
     expect(r.stderr).not.toContain('daemon started');
   });
+
+  it('a pollers.yaml that cannot be used refuses the start, and the check says so first', async () => {
+    const w = setup({
+      ...baseConfig({ runtime: SLOW_WATCHER }),
+      'pollers.yaml': `pollers:\n  jobs:\n${rssJob('blog')}    - id: "broken\n`,
+    });
+    const check = await runCli(w, ['--check-config', '--config-dir', 'config']);
+    expect(check.code).toBe(1);
+    const refusal =
+      /config\/pollers\.yaml cannot be used \(see the error\(s\) above\), so none of what it defines would run/;
+    expect(check.stdout + check.stderr).toMatch(refusal);
+    const r = await runCli(w, ['--config-dir', 'config']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/config\/pollers\.yaml:\d+:\d+.*\[CONFIG_YAML_SYNTAX\]/);
+    expect(r.stderr).toMatch(refusal);
+    expect(r.stderr).not.toContain('daemon started');
+  });
 });
 
 describe('pollers.yaml fields that need a restart, and kind packages', () => {
