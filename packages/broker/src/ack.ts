@@ -102,7 +102,7 @@ export async function gatherAcks(broker: Broker, opts: GatherAcksOptions): Promi
   const sub = opts.ackSubject ? broker.subscribe(opts.ackSubject, (msg) => take(msg.data)) : undefined;
   try {
     if (sub) await broker.flush();
-    const answers = await broker
+    const replies = await broker
       .requestMany(
         opts.subject,
         { ...opts.data, [key]: requestId },
@@ -120,7 +120,7 @@ export async function gatherAcks(broker: Broker, opts: GatherAcksOptions): Promi
         return [];
       });
     // The local kinds return their answer without calling `until`.
-    for (const answer of answers) take(answer);
+    for (const reply of replies) take(reply);
   } finally {
     sub?.unsubscribe();
   }

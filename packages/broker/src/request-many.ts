@@ -42,7 +42,7 @@ export async function gatherMany<M>(
   return answers;
 }
 
-export function enough(answers: readonly unknown[], opts: RequestManyOptions): boolean {
+function enough(answers: readonly unknown[], opts: RequestManyOptions): boolean {
   if (opts.maxMessages !== undefined && answers.length >= opts.maxMessages) return true;
   return opts.until?.(answers) ?? false;
 }
