@@ -47,9 +47,13 @@ function majorityKey(acks: readonly ClusterReloadAck[]): string {
   return [...counts].reduce((best, cur) => (cur[1] > best[1] ? cur : best))[0];
 }
 
+/** Each item once (items are plain JSON). */
+function uniq<T>(items: T[]): T[] {
+  return [...new Map(items.map((i) => [JSON.stringify(i), i])).values()];
+}
+
 /** `applied` on every answering daemon; rejections of any daemon, each once. */
 function mergedAck(acks: readonly ClusterReloadAck[]): ReloadAck {
-  const uniq = <T>(items: T[]): T[] => [...new Map(items.map((i) => [JSON.stringify(i), i])).values()];
   const versions = [...new Set(acks.map((a) => a.config_version))].sort((x, y) => x - y);
   return {
     request_id: acks[0]!.request_id,
