@@ -81,7 +81,7 @@ export class Listeners<T> {
     return () => this.set.delete(listener);
   }
   emit(value: T): void {
-    for (const l of [...this.set]) {
+    for (const l of Array.from(this.set)) {
       try {
         l(value);
       } catch {

@@ -14,7 +14,7 @@ beforeEach(async () => {
   await migrateCluster(db.pool, db.schema);
 });
 afterEach(async () => {
-  for (const stop of stops.splice(0).reverse()) await stop().catch(() => {});
+  for (const stop of stops.splice(0).toReversed()) await stop().catch(() => {});
   await db.drop();
 });
 

@@ -4,7 +4,7 @@
  */
 import { migrate, type MigrateResult, type Migration, type Pool } from '@agent/pg';
 
-export const CLUSTER_COMPONENT = 'cluster';
+const CLUSTER_COMPONENT = 'cluster';
 
 const MIGRATIONS: readonly Migration[] = [
   {

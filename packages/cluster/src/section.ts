@@ -115,7 +115,7 @@ export function clusterBrokerIssues(
       section: CLUSTER_SECTION,
       file: cluster.file,
       path: 'enabled',
-      ...(cluster.position ?? {}),
+      ...cluster.position,
       message: `cluster mode is enabled here but ${brokerFile} has kind "${broker.kind ?? 'local'}"; cluster mode needs NATS`,
       hint: `set kind: nats and url: nats://<host>:<port> in ${brokerFile}, or enabled: false in ${cluster.file}`,
     },
