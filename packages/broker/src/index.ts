@@ -3,6 +3,7 @@ export type {
   BrokerMessage,
   MessageHandler,
   PublishOptions,
+  RequestManyOptions,
   RequestOptions,
   Subscription,
 } from './types.js';
@@ -21,7 +22,13 @@ export { createBroker, connectBroker, type BrokerFactoryOptions } from './factor
 export { createLocalBroker, type LocalBroker, type LocalBrokerOptions } from './local.js';
 export { connectLocalBroker, type ConnectLocalBrokerOptions } from './socket-client.js';
 export { createNatsBroker, redactUrl, type NatsBrokerOptions } from './nats-options.js';
-export { requestWithAck, type RequestWithAckOptions } from './ack.js';
+export {
+  gatherAcks,
+  requestWithAck,
+  type GatherAcksOptions,
+  type GatheredAcks,
+  type RequestWithAckOptions,
+} from './ack.js';
 export { MAX_PAYLOAD_BYTES } from './payload.js';
 export { MAX_FRAME_BYTES } from './framing.js';
 export { MAX_SUBJECT_LENGTH } from './subject.js';

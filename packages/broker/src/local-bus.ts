@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@agent/log';
 import { setTimer } from '@agent/timers';
+import { singleAnswer } from './request-many.js';
 import { BrokerError } from './errors.js';
 import { decodePayload, encodePayload } from './payload.js';
 import { assertSubject, subjectMatches } from './subject.js';
@@ -9,6 +10,7 @@ import {
   type Broker,
   type MessageHandler,
   type PublishOptions,
+  type RequestManyOptions,
   type RequestOptions,
   type Subscription,
 } from './types.js';
@@ -190,6 +192,10 @@ export class LocalBus implements Broker {
     const timeoutMs = checkTimeout(opts?.timeoutMs);
     const answer = await this.requestRaw(subject, encodePayload(data), timeoutMs);
     return decodePayload(answer);
+  }
+
+  requestMany(subject: string, data: unknown, opts: RequestManyOptions): Promise<unknown[]> {
+    return singleAnswer((timeoutMs) => this.request(subject, data, { timeoutMs }), opts);
   }
 
   flush(): Promise<void> {

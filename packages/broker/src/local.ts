@@ -1,7 +1,15 @@
 import { silentLogger, type Logger } from '@agent/log';
+import { singleAnswer } from './request-many.js';
 import { LocalBus } from './local-bus.js';
 import { SocketServer } from './socket-server.js';
-import type { Broker, MessageHandler, PublishOptions, RequestOptions, Subscription } from './types.js';
+import type {
+  Broker,
+  MessageHandler,
+  PublishOptions,
+  RequestManyOptions,
+  RequestOptions,
+  Subscription,
+} from './types.js';
 
 export interface LocalBrokerOptions {
   /** When set, the bus is also served on this Unix socket (mode 0600) for other local processes. */
@@ -33,6 +41,10 @@ class ServedLocalBroker implements LocalBroker {
   request(subject: string, data: unknown, opts?: RequestOptions): Promise<unknown> {
     return this.bus.request(subject, data, opts);
   }
+  requestMany(subject: string, data: unknown, opts: RequestManyOptions): Promise<unknown[]> {
+    return singleAnswer((timeoutMs) => this.bus.request(subject, data, { timeoutMs }), opts);
+  }
+
   flush(): Promise<void> {
     return this.bus.flush();
   }

@@ -1,6 +1,7 @@
 import {
   ClosedConnectionError,
   DrainingConnectionError,
+  NoRespondersError,
   RequestError,
   TimeoutError,
   connect,
@@ -12,7 +13,15 @@ import { checkTimeout, invokeHandler, noRespondersError, timeoutError } from './
 import { MAX_PAYLOAD_BYTES, decodePayload, encodePayload } from './payload.js';
 import { assertSubject } from './subject.js';
 import { redactUrl, type NatsBrokerOptions } from './nats-options.js';
-import type { Broker, MessageHandler, PublishOptions, RequestOptions, Subscription } from './types.js';
+import { gatherMany } from './request-many.js';
+import type {
+  Broker,
+  MessageHandler,
+  PublishOptions,
+  RequestManyOptions,
+  RequestOptions,
+  Subscription,
+} from './types.js';
 
 /** A URL safe for messages and logs: user info (credentials) is replaced. */
 
@@ -22,7 +31,8 @@ function closedError(): BrokerError {
 
 function mapNatsError(err: unknown, subject: string, timeoutMs?: number): BrokerError {
   if (err instanceof BrokerError) return err;
-  if (err instanceof RequestError && err.isNoResponders()) return noRespondersError(subject);
+  if (err instanceof NoRespondersError || (err instanceof RequestError && err.isNoResponders()))
+    return noRespondersError(subject);
   if (err instanceof TimeoutError || (err instanceof RequestError && err.cause instanceof TimeoutError)) {
     return timeoutError(subject, timeoutMs ?? 0);
   }
@@ -161,6 +171,27 @@ class NatsBroker implements Broker {
         throw new BrokerError('BROKER_CLOSED', 'the broker closed before an answer came');
       }
       throw mapNatsError(err, subject, timeoutMs);
+    }
+  }
+
+  async requestMany(subject: string, data: unknown, opts: RequestManyOptions): Promise<unknown[]> {
+    const maxWaitMs = checkTimeout(opts.maxWaitMs);
+    assertSubject(subject, false);
+    if (this.nc.isClosed() || this.nc.isDraining()) throw closedError();
+    const text = encodePayload(data, this.maxPayload());
+    try {
+      // The server's own timer strategy bounds the total wait; count, stall and `until` are ours.
+      const answers = (await this.nc.requestMany(subject, text, {
+        strategy: 'timer',
+        maxWait: maxWaitMs,
+      })) as AsyncIterable<{ data: Uint8Array; string(): string }> & { stop?(): void };
+      return await gatherMany(answers, opts, (msg) =>
+        msg.data.length === 0 ? null : decodePayload(msg.string()),
+      );
+    } catch (err) {
+      if (this.nc.isClosed() || this.nc.isDraining())
+        throw new BrokerError('BROKER_CLOSED', 'the broker closed before the answers came');
+      throw mapNatsError(err, subject, maxWaitMs);
     }
   }
 

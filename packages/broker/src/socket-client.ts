@@ -1,13 +1,21 @@
 import { createConnection, type Socket } from 'node:net';
 import { silentLogger, type Logger } from '@agent/log';
 import { setTimer, type TimerHandle } from '@agent/timers';
+import { singleAnswer } from './request-many.js';
 import { BrokerError, isBrokerErrorCode } from './errors.js';
 import { LineDecoder, MAX_FRAME_BYTES, encodeFrame } from './framing.js';
 import { checkTimeout, invokeHandler, timeoutError } from './local-bus.js';
 import { encodePayload } from './payload.js';
 import { assertSocketPathShape } from './socket-path.js';
 import { assertSubject } from './subject.js';
-import type { Broker, MessageHandler, PublishOptions, RequestOptions, Subscription } from './types.js';
+import type {
+  Broker,
+  MessageHandler,
+  PublishOptions,
+  RequestManyOptions,
+  RequestOptions,
+  Subscription,
+} from './types.js';
 
 export interface ConnectLocalBrokerOptions {
   /** The daemon's broker socket, e.g. `<data_dir>/broker.sock`. */
@@ -245,6 +253,10 @@ class SocketClient implements Broker {
     } catch (err) {
       return Promise.reject(err as Error);
     }
+  }
+
+  requestMany(subject: string, data: unknown, opts: RequestManyOptions): Promise<unknown[]> {
+    return singleAnswer((timeoutMs) => this.request(subject, data, { timeoutMs }), opts);
   }
 
   flush(): Promise<void> {

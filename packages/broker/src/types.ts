@@ -19,6 +19,19 @@ export interface RequestOptions {
   timeoutMs?: number;
 }
 
+export interface RequestManyOptions {
+  /** The longest wait for answers in total (ms). */
+  maxWaitMs: number;
+  /** Stop once this many answers came. */
+  maxMessages?: number;
+  /** Stop once no further answer came for this long after the last one (ms). */
+  stallMs?: number;
+  /** Stop as soon as this returns true for the answers so far (e.g. every expected daemon answered). */
+  until?: (answers: readonly unknown[]) => boolean;
+  /** Ends the wait early; the answers so far are the result. */
+  signal?: AbortSignal;
+}
+
 export interface PublishOptions {
   /** Subject the receiver should answer on. */
   reply?: string;
@@ -38,6 +51,13 @@ export interface Broker {
    * BROKER_NO_RESPONDERS at once when nobody is subscribed, BROKER_TIMEOUT after `timeoutMs`.
    */
   request(subject: string, data: unknown, opts?: RequestOptions): Promise<unknown>;
+  /**
+   * Sends `data` with a fresh reply subject and gathers every answer until `maxWaitMs`, `maxMessages`,
+   * `stallMs` or `until` ends the wait; resolves with the answers in arrival order (possibly none).
+   * Rejects with BROKER_NO_RESPONDERS at once when nobody is subscribed. The local kinds have one
+   * receiver per subject and so return at most one answer.
+   */
+  requestMany(subject: string, data: unknown, opts: RequestManyOptions): Promise<unknown[]>;
   /**
    * Resolves once every earlier subscribe/unsubscribe/publish of this broker is in effect at the
    * other end (the daemon or the NATS server). Call it after subscribing when another process

@@ -46,6 +46,15 @@ export {
   type CliErrorCode,
   type CliErrorInfo,
 } from './admin-client.js';
+export {
+  CLUSTER_MEMBERS_SUBJECT,
+  clusterReloadReport,
+  type ClusterMembersAnswer,
+  type ClusterReloadAck,
+  type ClusterReloadInput,
+  type ClusterReloadReport,
+} from './cluster-reload.js';
+export { formatClusterStatus, type ClusterStatusView } from './cluster-status.js';
 export { daemonBrokerConfig, fetchDaemonInfo, INFO_TIMEOUT_MS } from './daemon-info.js';
 export {
   alignTable,

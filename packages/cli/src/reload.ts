@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Broker } from '@agent/broker';
 import { formatIssue, loadClientConfig } from '@agent/config-snapshot/client';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
+import { tryClusterReload } from './cluster-reload-command.js';
 import { daemonBrokerConfig } from './daemon-info.js';
 import { paint, type CliIO } from './io.js';
 
@@ -89,6 +90,10 @@ export async function runReload(
       ),
       { connectTimeoutMs: 2000 },
     );
+    const timeoutMs = args.timeoutMs ?? RELOAD_ACK_TIMEOUT_MS;
+    const subjects = { subject: RELOAD_SUBJECT, ackSubject: RELOAD_ACK_SUBJECT };
+    const clustered = await tryClusterReload(io, broker, { json: args.json, timeoutMs, ...subjects });
+    if (clustered !== undefined) return clustered;
     const ack = (await requestWithAck(broker, {
       subject: RELOAD_SUBJECT,
       ackSubject: RELOAD_ACK_SUBJECT,
@@ -131,7 +136,7 @@ export function reloadCommand(io: CliIO): CommandModule<object, ReloadArgs> {
         })
         .option('json', { type: 'boolean', default: false, describe: 'Print the ack as JSON' })
         .epilogue(
-          'Exit codes: 0 applied with nothing rejected; 1 no ack (daemon not reachable, runtime.reload.enabled: false, or no answer within 5 s), unreadable config dir; 2 anything rejected (an agent, a job or a file; the rest applied), or usage error.',
+          'Exit codes: 0 applied with nothing rejected; 1 no ack (daemon not reachable, runtime.reload.enabled: false, or no answer within 5 s), unreadable config dir; 2 anything rejected (an agent, a job or a file; the rest applied), or usage error; 3 (cluster mode) a live daemon did not answer, or the daemons disagree on the config.',
         ) as unknown as Argv<ReloadArgs>,
     handler: async (argv: ArgumentsCamelCase<ReloadArgs>) => {
       io.setExitCode(await runReload(io, { configDir: argv['config-dir'], json: argv.json }));

@@ -1,0 +1,60 @@
+/** `agent cluster status`: members, their config versions and leases, the leader. Pure formatting. */
+import { alignTable } from './format.js';
+import { paint } from './io.js';
+
+/** `GET /admin/cluster` as the CLI reads it. */
+export interface ClusterStatusView {
+  desired_config_version: number;
+  leader: { daemon_id: string; term: number } | null;
+  members: {
+    daemon_id: string;
+    host: string;
+    version: string;
+    state: 'live' | 'stale' | 'left';
+    seen_ago_ms: number;
+    applied_config_version: number | null;
+    applied_config_hash: string | null;
+    ticks_in_flight: number;
+    /** Null when the daemon cannot tell (no poller table). */
+    jobs_held: number | null;
+  }[];
+}
+
+function age(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)}ms ago`;
+  if (ms < 120_000) return `${Math.round(ms / 1000)}s ago`;
+  return `${Math.round(ms / 60_000)}m ago`;
+}
+
+export function formatClusterStatus(view: ClusterStatusView, color = false): string[] {
+  const desired = view.desired_config_version;
+  const rows = [['DAEMON', 'HOST', 'STATE', 'SEEN', 'VERSION', 'CONFIG', 'JOBS', 'TICKS', 'LEADER']];
+  for (const m of view.members) {
+    const state =
+      m.state === 'live'
+        ? paint.green('live', color)
+        : m.state === 'stale'
+          ? paint.red('stale', color)
+          : 'left';
+    const applied = m.applied_config_version;
+    const config =
+      applied === null ? '-' : `v${applied}${applied !== desired && m.state === 'live' ? ' (behind)' : ''}`;
+    rows.push([
+      m.daemon_id,
+      m.host,
+      state,
+      age(m.seen_ago_ms),
+      m.version,
+      config,
+      m.jobs_held === null ? '-' : String(m.jobs_held),
+      String(m.ticks_in_flight),
+      view.leader?.daemon_id === m.daemon_id ? `yes (term ${view.leader.term})` : '',
+    ]);
+  }
+  const live = view.members.filter((m) => m.state === 'live').length;
+  const leader = view.leader ? `${view.leader.daemon_id} (term ${view.leader.term})` : 'none';
+  return [
+    `cluster: ${live} live of ${view.members.length} members, desired config v${desired}, leader ${leader}`,
+    ...alignTable(rows),
+  ];
+}
