@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 describe('config bundle', () => {
-  it('same texts, same version: no new row; new texts, next version; the desired version follows each push', async () => {
+  it('the desired texts again: no new row; other texts, next version; the desired version only goes up', async () => {
     expect(await desiredVersion(db.pool, db.schema)).toBe(0);
     const v1 = { 'llm.yaml': 'providers: {}\n', 'agents.d/a.yaml': 'x: 1\n' };
     const first = await pushBundle(db.pool, db.schema, v1, 'op@host-a');
@@ -36,11 +36,15 @@ describe('config bundle', () => {
     const second = await pushBundle(db.pool, db.schema, { ...v1, 'agents.d/a.yaml': 'x: 2\n' }, 'op@host-a');
     expect(second).toMatchObject({ version: 2, created: true });
     expect(await desiredVersion(db.pool, db.schema)).toBe(2);
-    // Pushing the first texts again is a rollback to version 1, not a version 3.
-    expect(await pushBundle(db.pool, db.schema, v1, 'op')).toMatchObject({ version: 1, created: false });
-    expect(await desiredVersion(db.pool, db.schema)).toBe(1);
+    // Pushing the first texts again is a rollback as version 3: every daemon reconciles it like any change.
+    expect(await pushBundle(db.pool, db.schema, v1, 'op')).toEqual({
+      version: 3,
+      hash: first.hash,
+      created: true,
+    });
+    expect(await desiredVersion(db.pool, db.schema)).toBe(3);
     const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM "${db.schema}".config_bundle`);
-    expect(rows[0].n).toBe(2);
+    expect(rows[0].n).toBe(3);
     expect(await loadBundle(db.pool, db.schema, 2)).toMatchObject({
       version: 2,
       hash: second.hash,

@@ -1,8 +1,7 @@
 /**
- * The config bundle: versioned file texts in PostgreSQL, never resolved secret values. A push of texts the
- * database already holds returns that bundle's version (no new row) and makes it the desired one again;
- * versions therefore only go up, but the desired version may go back to an earlier one (a rollback):
- * compare versions for equality, never order.
+ * The config bundle: versioned file texts in PostgreSQL, never resolved secret values. A push of the texts
+ * of the desired bundle changes nothing; any other push is a new version, a rollback to earlier texts too.
+ * The desired version therefore only goes up, and "reconcile once per version" can compare by order.
  */
 import { createHash } from 'node:crypto';
 import { inTransaction, quoteSchema, type Pool, type Queryable } from '@agent/pg';
@@ -21,7 +20,7 @@ export interface Bundle {
 export interface PushResult {
   version: number;
   hash: string;
-  /** False when the same texts were pushed before (that version is desired again). */
+  /** False when these are the texts of the desired bundle already (nothing changed). */
   created: boolean;
 }
 
@@ -45,10 +44,12 @@ export async function pushBundle(
   assertClusterWideFiles(files);
   const hash = bundleHash(files);
   return inTransaction(pool, async (client) => {
-    // Pushes one at a time: versions stay dense and "same hash, same version" holds under races.
+    // Pushes one at a time: versions stay dense and two pushes of the same texts make one version.
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`agent-bundle:${schemaName}`]);
     const found = await client.query<{ version: number }>(
-      `SELECT version FROM ${schema}.config_bundle WHERE hash = $1`,
+      `SELECT b.version FROM ${schema}.config_bundle b
+         JOIN ${schema}.cluster_state s ON s.desired_config_version = b.version
+        WHERE b.hash = $1`,
       [hash],
     );
     let version = found.rows[0]?.version;

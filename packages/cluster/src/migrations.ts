@@ -32,7 +32,7 @@ const MIGRATIONS: readonly Migration[] = [
       );
       CREATE TABLE {schema}.config_bundle (
         version    bigserial PRIMARY KEY,
-        hash       text NOT NULL UNIQUE,
+        hash       text NOT NULL,
         files      jsonb NOT NULL,
         created_at timestamptz NOT NULL DEFAULT now(),
         created_by text NOT NULL
