@@ -26,6 +26,12 @@ import {
 export interface LoadOptions extends ReadOptions {
   /** The running snapshot, when this load is a reload. */
   previous?: ConfigSnapshot | null;
+  /**
+   * The version of the new snapshot, when the caller numbers them (cluster mode: the config bundle's, the
+   * same on every daemon); it must be above the previous one. Default: 1 at boot, then previous + 1. A load
+   * of another version is never `unchanged`, even with the same bytes.
+   */
+  version?: number;
 }
 
 export interface RejectedAgent {
@@ -127,7 +133,10 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
   const errors = candidate.issues.filter((i) => i.severity === 'error');
   const warnings = candidate.issues.filter((i) => i.severity === 'warning');
   const prev = opts.previous ?? null;
-  const unchanged = prev !== null && prev.contentHash === candidate.contentHash;
+  const unchanged =
+    prev !== null &&
+    prev.contentHash === candidate.contentHash &&
+    (opts.version === undefined || opts.version === prev.version);
   const rejected: RejectedAgent[] = [...candidate.rejectedAgents].map(([agentId, issues]) => ({
     agentId,
     reason: issues[0] ? formatIssue(issues[0]) : 'invalid',
@@ -150,10 +159,11 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
   }
 
   if (!prev) {
+    const first = opts.version ?? 1;
     const snapshot = build(
       candidate,
-      1,
-      new Map([...candidate.agents].map(([id, a]) => [id, { ...a, version: 1 }])),
+      first,
+      new Map([...candidate.agents].map(([id, a]) => [id, { ...a, version: first }])),
       {
         invalidAgents: new Map(rejected.map((r) => [r.agentId, r.reason])),
         llm: candidate.llm.providers,
@@ -197,7 +207,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       ...read,
     };
   }
-  const version = prev.version + 1;
+  const version = opts.version ?? prev.version + 1;
 
   const agents = new Map<string, AgentSnapshot>();
   for (const id of applied)

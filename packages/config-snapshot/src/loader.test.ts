@@ -17,6 +17,22 @@ afterEach(() => {
 });
 
 describe('loadConfig', () => {
+  it('numbers snapshots as the caller says (a config bundle version); another version is never unchanged', () => {
+    const d = make(baseFiles({ a: agentYaml() }));
+    const boot = loadConfig(d.config, { cwd: d.root, env: {}, version: 7 });
+    expect(boot.snapshot?.version).toBe(7);
+    expect(boot.snapshot?.agents.get('a')?.version).toBe(7);
+    const same = loadConfig(d.config, { cwd: d.root, env: {}, previous: boot.snapshot, version: 7 });
+    expect(same.unchanged).toBe(true);
+    const next = loadConfig(d.config, { cwd: d.root, env: {}, previous: boot.snapshot, version: 9 });
+    expect(next.unchanged).toBe(false);
+    expect(next.snapshot?.version).toBe(9);
+    expect(next.snapshot?.agents.get('a')?.version).toBe(9);
+    expect(loadConfig(d.config, { cwd: d.root, env: {}, previous: next.snapshot }).snapshot?.version).toBe(
+      10,
+    );
+  });
+
   it('loads a valid directory into snapshot v1 with defaults filled in', () => {
     const d = make(baseFiles({ a: agentYaml(), b: agentYaml() }));
     const r = loadConfig(d.config, { cwd: d.root, env: {} });
