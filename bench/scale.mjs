@@ -27,10 +27,11 @@ const TICKS_PER_SEC = 100; // procfs clock ticks (USER_HZ)
 
 // ---- the feed server (child process, so its CPU is not the daemon's) ------------------------------------
 
+const feedBody = (i) =>
+  `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Feed ${i}</title>` +
+  `<item><guid>feed-${i}-1</guid><title>Post 1</title><link>https://example.org/${i}/1</link></item></channel></rss>`;
+
 function serveFeeds() {
-  const body = (i) =>
-    `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Feed ${i}</title>` +
-    `<item><guid>feed-${i}-1</guid><title>Post 1</title><link>https://example.org/${i}/1</link></item></channel></rss>`;
   const server = createServer((req, res) => {
     const i = Number(req.url.split('/')[2]);
     const etag = `"f${i}"`;
@@ -40,7 +41,7 @@ function serveFeeds() {
       return;
     }
     res.writeHead(200, { 'content-type': 'application/rss+xml; charset=utf-8', etag });
-    res.end(body(i));
+    res.end(feedBody(i));
   });
   server.keepAliveTimeout = 120_000;
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
