@@ -135,10 +135,10 @@ describe('poller jobs', () => {
   });
 });
 
-describe('the size of pollers.yaml', () => {
-  const longJob = (i: number) =>
-    `    - id: feed-${i}\n      kind: rss\n      agent: a\n      schedule: { every_secs: 60 }\n      config:\n        feed_url: "https://feeds.example.org/${i}/feed.xml"\n        message_template: "{title}: a template of the length operators write {link}"\n`;
+const longJob = (i: number) =>
+  `    - id: feed-${i}\n      kind: rss\n      agent: a\n      schedule: { every_secs: 60 }\n      config:\n        feed_url: "https://feeds.example.org/${i}/feed.xml"\n        message_template: "{title}: a template of the length operators write {link}"\n`;
 
+describe('the size of pollers.yaml', () => {
   it('a file of 18,000 jobs, over the 4 MiB of other files, loads whole', () => {
     const text = pollers(Array.from({ length: 18_000 }, (_, i) => longJob(i)).join(''));
     expect(text.length).toBeGreaterThan(4 * 1024 * 1024);

@@ -81,7 +81,7 @@ export interface PollersSectionOptions {
  * The size cap of `pollers.yaml`: a job takes 300-600 bytes, so the 4 MiB of every other file would refuse
  * a legitimate file of about 10,000 jobs; 64 MiB holds well over 100,000.
  */
-export const POLLERS_FILE_MAX_BYTES = 64 * 1024 * 1024;
+const POLLERS_FILE_MAX_BYTES = 64 * 1024 * 1024;
 
 export function pollersSectionReader(options: PollersSectionOptions = {}): SectionReader<PollersSection> {
   const legacy = options.legacy ?? [];
