@@ -16,6 +16,7 @@ import {
   readJsonObject,
 } from './security.js';
 import type {
+  AdminClusterStatus,
   AdminInfo,
   AdminJobDetail,
   AdminJobList,
@@ -46,6 +47,8 @@ export interface AdminAppOptions {
   reloadCredentials(): Promise<CredentialsReloadResult>;
   /** `GET /admin/info`; without it the endpoint answers 404. */
   info?: () => AdminInfo;
+  /** `GET /admin/cluster` (cluster mode); without it the endpoint answers 404. */
+  cluster?: () => Promise<AdminClusterStatus>;
   /** When set (non-empty), every request needs `Authorization: Bearer <token>`. A function is asked per request. */
   token?: string | null | (() => string | null);
   /** Hides secret values in every string of every answer (the snapshot's `redact`). */
@@ -139,6 +142,11 @@ export function createAdminApp(options: AdminAppOptions): Hono {
     info: async () => {
       if (!options.info) throw new AdminError('ADMIN_NOT_FOUND', 'no daemon information here');
       return options.info();
+    },
+    cluster: async () => {
+      if (!options.cluster)
+        throw new AdminError('ADMIN_NOT_FOUND', 'this daemon runs in single-host mode (no cluster.yaml)');
+      return options.cluster();
     },
   };
 

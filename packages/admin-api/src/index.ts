@@ -3,6 +3,7 @@ export { parseListen, serveAdmin, serveApp, type ServedApp, type ServeOptions } 
 export { createAdminApp, type AdminAppOptions, type AdminPollers } from './app.js';
 export type {
   AdminErrorBody,
+  AdminClusterStatus,
   AdminInfo,
   AdminJobDetail,
   AdminJobList,

@@ -12,7 +12,8 @@ export type AdminRouteName =
   | 'resetPoller'
   | 'reloadPollers'
   | 'reloadCredentials'
-  | 'info';
+  | 'info'
+  | 'cluster';
 
 export interface AdminRoute {
   name: AdminRouteName;
@@ -168,6 +169,23 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
         status: 200,
         body: '`{"version", "pid", "started_at", "config_dir", "data_dir", "broker": {"kind", "socket"?}}`: daemon version, process id, start time (RFC 3339), config and data directories, broker kind and local broker socket.',
       },
+    ],
+    pollers: false,
+    mutation: false,
+  },
+  {
+    name: 'cluster',
+    method: 'GET',
+    path: '/admin/cluster',
+    purpose:
+      'Cluster mode: every member with its state, last heartbeat, release, applied config version and jobs held, the leader and the desired config version, read from PostgreSQL.',
+    request: 'none',
+    responses: [
+      {
+        status: 200,
+        body: '`{"desired_config_version", "leader": {"daemon_id", "term"} | null, "members": [{"daemon_id", "host", "version", "state": "live"|"stale"|"left", "seen_ago_ms", "applied_config_version", "applied_config_hash", "ticks_in_flight", "jobs_held"}]}`',
+      },
+      { status: 404, body: '`ADMIN_NOT_FOUND`: this daemon runs in single-host mode (no `cluster.yaml`).' },
     ],
     pollers: false,
     mutation: false,

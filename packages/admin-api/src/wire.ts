@@ -92,3 +92,21 @@ export interface AdminInfo {
 export interface AdminErrorBody {
   error: { code: string; message: string };
 }
+
+/** `GET /admin/cluster`: the cluster as PostgreSQL knows it. */
+export interface AdminClusterStatus {
+  desired_config_version: number;
+  leader: { daemon_id: string; term: number } | null;
+  members: {
+    daemon_id: string;
+    host: string;
+    version: string;
+    state: 'live' | 'stale' | 'left';
+    seen_ago_ms: number;
+    applied_config_version: number | null;
+    applied_config_hash: string | null;
+    ticks_in_flight: number;
+    /** Null when the daemon cannot tell. */
+    jobs_held: number | null;
+  }[];
+}
