@@ -1,5 +1,6 @@
 import type { CommandModule } from 'yargs';
 import type { CliIO } from './io.js';
+import { clusterCommand } from './cluster-command.js';
 import { pollersCommand } from './pollers.js';
 import { reloadCommand } from './reload.js';
 
@@ -68,5 +69,5 @@ export {
 
 /** Every client command, for the `agent` bin to mount. */
 export function cliCommands(io: CliIO): CommandModule<any, any>[] {
-  return [reloadCommand(io), pollersCommand(io)];
+  return [reloadCommand(io), pollersCommand(io), clusterCommand(io)];
 }

@@ -1,0 +1,79 @@
+/** `agent cluster status`: the members of the cluster, their config versions and leases, from the admin API. */
+import type { AdminClusterStatus } from '@agent/admin-api';
+import type { Argv, CommandModule } from 'yargs';
+import {
+  adminRequest,
+  ADMIN_URL_ENV,
+  closeAdminClient,
+  CliError,
+  resolveAdminTarget,
+} from './admin-client.js';
+import { formatClusterStatus } from './cluster-status.js';
+import type { CliIO } from './io.js';
+
+interface ClusterStatusArgs {
+  adminUrl?: string;
+  configDir: string;
+  json: boolean;
+}
+
+/** 0: every member is live and on the desired config; 1: no answer (or single-host mode); 2: a member is stale or behind. */
+async function runClusterStatus(io: CliIO, args: ClusterStatusArgs): Promise<number> {
+  try {
+    const target = resolveAdminTarget({
+      adminUrl: args.adminUrl,
+      configDir: args.configDir,
+      cwd: io.cwd,
+      env: io.env,
+    });
+    const view = await adminRequest<AdminClusterStatus>(target, 'GET', '/admin/cluster');
+    if (args.json) io.out(JSON.stringify(view, null, 2));
+    else for (const l of formatClusterStatus(view, io.color)) io.out(l);
+    const behind = view.members.some(
+      (m) =>
+        m.state === 'stale' ||
+        (m.state === 'live' && m.applied_config_version !== view.desired_config_version),
+    );
+    return behind ? 2 : 0;
+  } catch (err) {
+    if (err instanceof CliError && err.code === 'CLI_DAEMON_DOWN') io.err(`agent cluster: ${err.message}`);
+    else io.err(`agent cluster status: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    await closeAdminClient();
+  }
+}
+
+export function clusterCommand(io: CliIO): CommandModule {
+  return {
+    command: 'cluster <action>',
+    describe: 'Cluster mode: `status` lists the members, their config versions and the jobs they hold',
+    builder: (y: Argv) =>
+      y
+        .positional('action', { choices: ['status'] as const, demandOption: true })
+        .option('admin-url', {
+          type: 'string',
+          requiresArg: true,
+          describe: `Admin server URL (default: ${ADMIN_URL_ENV}, else runtime.yaml admin.listen)`,
+        })
+        .option('config-dir', {
+          type: 'string',
+          requiresArg: true,
+          default: './config',
+          describe: 'Config directory whose runtime.yaml names the admin server',
+        })
+        .option('json', { type: 'boolean', default: false, describe: 'Print the API answer as JSON' })
+        .epilogue(
+          'Exit codes: 0 every member is live and runs the desired config; 1 no answer, or the daemon runs in single-host mode; 2 a member is stale or runs another config version; 2 also for a usage error.',
+        ),
+    handler: async (argv) => {
+      io.setExitCode(
+        await runClusterStatus(io, {
+          ...(argv['admin-url'] !== undefined ? { adminUrl: String(argv['admin-url']) } : {}),
+          configDir: String(argv['config-dir']),
+          json: Boolean(argv.json),
+        }),
+      );
+    },
+  };
+}
