@@ -106,6 +106,31 @@ try {
       },
     )
     .command(cliCommands(io))
+    .command(
+      'config <action>',
+      'Cluster mode: `push` checks the config directory and stores it as the next config bundle in PostgreSQL',
+      (y) =>
+        y
+          .positional('action', { choices: ['push'] as const, demandOption: true })
+          .option('config-dir', {
+            type: 'string',
+            requiresArg: true,
+            default: './config',
+            describe: 'Config directory',
+          })
+          .option('watch', {
+            type: 'boolean',
+            default: false,
+            describe: 'Push again after every save, until Ctrl-C',
+          })
+          .epilogue(
+            'Exit codes: 0 pushed, or the same texts are the desired bundle already; 1 the check failed, not in cluster mode, or PostgreSQL failed; 2 usage error. Daemons apply a pushed bundle at their next heartbeat; `agent reload` applies it at once and reports every daemon.',
+          ),
+      async (argv) => {
+        const { runConfigPush } = await import('./config-push.js');
+        process.exitCode = await runConfigPush(io, { configDir: argv['config-dir'], watch: argv.watch });
+      },
+    )
     .strict()
     .recommendCommands()
     .completion('completion', 'Print a shell completion script')
@@ -122,6 +147,8 @@ try {
     const lines = usageErrorLines(err.message, args, {
       reload: [],
       pollers: POLLERS_ACTIONS,
+      config: ['push'],
+      cluster: ['status'],
       completion: [],
     });
     for (const l of lines) io.err(l);

@@ -2,7 +2,8 @@
  * `agent --check-config`: the daemon's own checks without starting anything: the loader, then the job
  * validation the poller subsystem runs (built-in kinds plus `kind_packages`), then the start-time checks.
  */
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { clusterBrokerIssues, clusterOf } from '@agent/cluster';
 import { formatIssue, loadConfig, type ConfigSnapshot } from '@agent/config-snapshot';
 import {
   renderCheckConfig,
@@ -36,6 +37,9 @@ export async function checkConfig(
     if (noAgent) startErrors.push(noAgent);
     const unusable = unusableSectionMessage(result, configDir);
     if (unusable) startErrors.push(unusable);
+    const cluster = clusterOf(snapshot);
+    for (const issue of clusterBrokerIssues(cluster, snapshot.broker, join(configDir, 'broker.yaml')))
+      startErrors.push(formatIssue(issue));
     const tokenFile = snapshot.runtime.admin.token_file;
     if (tokenFile) {
       const read = readAdminToken(resolve(cwd, tokenFile));

@@ -3,7 +3,7 @@
  * shuts down cleanly. This file is the only place that knows every package.
  */
 import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import {
   AdminError,
   createAdminApp,
@@ -29,11 +29,13 @@ import {
   type SnapshotStore,
 } from '@agent/config-snapshot';
 import { createLogger, type LogFormat, type Logger, type LogLevel } from '@agent/log';
+import { clusterBrokerIssues, clusterOf, clusterSectionReader } from '@agent/cluster';
 import { pollersSectionReader } from '@agent/poller-runtime';
 import { mailLegacyJobSource } from '@agent/poller-kind-mail';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { registerBuildInfo } from './build-info.js';
 import { createConfigMetrics } from './config-metrics.js';
+import { bootFromBundle, clusterView, serveCluster, type ClusterNode } from './cluster.js';
 import { accountSchemas } from './kinds.js';
 import { startPollers, type PollerSubsystem } from './pollers.js';
 import { createReloadPipeline, fileErrors, type ReloadPipeline } from './reload.js';
@@ -78,7 +80,7 @@ export function loadOptionsFor(opts: Pick<DaemonOptions, 'cwd' | 'env'>): Omit<L
     env: opts.env ?? process.env,
     channels: builtinChannels.map((c) => c.name),
     pluginSchemas,
-    sections: [pollersSectionReader({ legacy: [mailLegacyJobSource] })],
+    sections: [pollersSectionReader({ legacy: [mailLegacyJobSource] }), clusterSectionReader()],
   };
 }
 
@@ -90,10 +92,38 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     format: opts.logFormat ?? 'kv',
     ...(opts.write ? { write: opts.write } : {}),
   });
-  const boot = loadConfig(opts.configDir, loadOptions);
+  const registry = new Registry();
+  registerBuildInfo(registry);
+  // Node's process metrics (CPU, memory, event-loop lag, handles) as every Prometheus exporter offers them.
+  collectDefaultMetrics({ register: registry });
+  let boot = loadConfig(opts.configDir, loadOptions);
+  // Cluster mode: the local directory gives cluster.yaml and the host-local files; the rest is the bundle.
+  let node: ClusterNode | null = null;
+  const cluster = boot.snapshot ? clusterOf(boot.snapshot) : null;
+  if (cluster && boot.snapshot) {
+    const wrongBroker = clusterBrokerIssues(
+      cluster,
+      boot.snapshot.broker,
+      join(opts.configDir, 'broker.yaml'),
+    );
+    if (wrongBroker.length > 0) boot = { ...boot, snapshot: null, errors: [...boot.errors, ...wrongBroker] };
+    else
+      ({ node, boot } = await bootFromBundle(cluster, {
+        configDir: opts.configDir,
+        dataDir: resolve(cwd, boot.snapshot.runtime.data_dir),
+        loadOptions,
+        registry,
+        logger: bootLog,
+      }));
+  }
+  // A refused start leaves the cluster at once: others need not wait out the heartbeat window.
+  const refuse = async (message: string): Promise<never> => {
+    await node?.stop();
+    throw new DaemonStartError(message);
+  };
   if (!boot.snapshot) {
     for (const e of boot.errors) bootLog.error('config issue', { issue: formatIssue(e), code: e.code });
-    throw new DaemonStartError(
+    return refuse(
       `the configuration in ${opts.configDir} cannot start the daemon (${boot.errors.length} error(s) above)`,
     );
   }
@@ -114,9 +144,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   for (const r of boot.rejected)
     logger.error('agent rejected', { agent_id: r.agentId, reason: first.redact(r.reason) });
   const noAgent = noValidAgentMessage(boot, opts.configDir);
-  if (noAgent) throw new DaemonStartError(noAgent);
+  if (noAgent) return refuse(noAgent);
   const unusable = unusableSectionMessage(boot, opts.configDir);
-  if (unusable) throw new DaemonStartError(unusable);
+  if (unusable) return refuse(unusable);
 
   const dataDir = resolve(cwd, first.runtime.data_dir);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -125,14 +155,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   );
   // A snapshot's secrets include every earlier one's, so a value still in flight stays hidden after a reload.
   store.subscribe((next) => logger.setRedactor(secretRedactor(next)));
-  const registry = new Registry();
-  registerBuildInfo(registry);
-  // Node's process metrics (CPU, memory, event-loop lag, handles) as every Prometheus exporter offers them.
-  collectDefaultMetrics({ register: registry });
   const configMetrics = createConfigMetrics(registry);
   configMetrics.setVersions(first);
 
   const cleanups: (() => Promise<void>)[] = [];
+  // Left last: until then this daemon's leases and heartbeat stay its own.
+  if (node) cleanups.push(() => node.stop());
   const subsystems: Subsystem[] = [];
   let state: 'starting' | 'running' | 'stopping' = 'starting';
   try {
@@ -190,8 +218,25 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       boot.errors.length === 0 && (pollers.service?.rejected().length ?? 0) === 0,
     );
 
+    // Cluster mode reads the desired bundle; what it read is recorded once applied (or found unchanged).
+    let bundleRead: { version: number; hash: string } | null = null;
+    const recordApplied = async (current: ConfigSnapshot) => {
+      if (node && bundleRead && current.version === bundleRead.version)
+        await node.applied(bundleRead.version, bundleRead.hash);
+    };
     const reloads = createReloadPipeline({
       configDir: opts.configDir,
+      ...(node
+        ? {
+            source: async () => {
+              const desired = await node.desired();
+              if (!desired) throw new Error('PostgreSQL holds no config bundle');
+              bundleRead = desired;
+              return desired;
+            },
+            ackIdentity: () => node.identity(),
+          }
+        : {}),
       loadOptions,
       store,
       logger,
@@ -210,9 +255,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
           }
         }
         await toggleReloadTriggers(next);
+        await recordApplied(next).catch((err: Error) =>
+          logger.warn('cluster: recording the applied version failed', { err: err.message }),
+        );
         return reports;
       },
       status: async (current, result) => {
+        await recordApplied(current).catch((err: Error) =>
+          logger.warn('cluster: recording the applied version failed', { err: err.message }),
+        );
         const reports = new Map<string, ApplyReport>();
         for (const s of subsystems) {
           try {
@@ -248,7 +299,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         subscription.unsubscribe();
         subscription = undefined;
       }
-      if (on && !watcher) {
+      // Cluster mode: the files are the bundle's; `agent config push --watch` on one host replaces the watcher.
+      if (on && !watcher && !node) {
         watcher = watchConfig({
           dir: opts.configDir,
           files: snap.secretFiles,
@@ -272,6 +324,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       subscription?.unsubscribe();
       await watcher?.close();
     });
+    if (node) serveCluster(node, broker, reloads, logger, cleanups);
 
     // Admin API on loopback: pollers (404 while the subsystem is off) and credential rotation.
     let token: string | null = null;
@@ -297,6 +350,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
             ? { kind: brokerConfig.kind, socket: brokerConfig.socketPath }
             : { kind: brokerConfig.kind },
         }),
+        ...(node ? { cluster: () => clusterView(node) } : {}),
         reloadPollers: async () => {
           const outcome = await reloads.reload({ source: 'admin' });
           const report = outcome.reports.get('pollers');

@@ -5,6 +5,7 @@
  */
 import {
   formatIssue,
+  loadConfig,
   loadConfigWhenQuiet,
   type ConfigIssue,
   type ConfigSnapshot,
@@ -22,7 +23,8 @@ import type { ApplyReport } from './subsystem.js';
 type ApplyReports = ReadonlyMap<string, ApplyReport>;
 
 interface ReloadRequest {
-  source: 'cli' | 'watcher' | 'admin' | 'signal';
+  /** `cluster`: the daemon saw a newer desired config bundle at a heartbeat. */
+  source: 'cli' | 'watcher' | 'admin' | 'signal' | 'cluster';
   requestId?: string;
   /**
    * The watcher skips saves that changed nothing. An explicit reload always answers: with nothing changed on
@@ -42,8 +44,22 @@ interface ReloadOutcome {
   reports: ApplyReports;
 }
 
+/** Where a reload reads when not the config directory itself (cluster mode: the desired bundle). */
+export interface ReloadSource {
+  dir: string;
+  /** The version the new snapshot gets (the bundle's). */
+  version: number;
+}
+
 export interface ReloadPipelineDeps {
   configDir: string;
+  /**
+   * Cluster mode: the directory to read and its version, written whole before it is handed over (so no
+   * wait for a save in progress). Absent: `configDir`, read once its files are quiet.
+   */
+  source?(): Promise<ReloadSource>;
+  /** Fields every ack carries besides the reload's own (cluster mode: which daemon, which bundle). */
+  ackIdentity?(): Record<string, unknown>;
   loadOptions: Omit<LoadOptions, 'previous'>;
   store: SnapshotStore;
   logger: Logger;
@@ -89,11 +105,10 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
     try {
       // Never a save in progress: files changed less than a moment ago are waited for (the watcher's
       // debounce already did; an explicit reload may come in the middle of one).
-      result = await loadConfigWhenQuiet(deps.configDir, {
-        ...deps.loadOptions,
-        ...deps.quiet,
-        previous: prev,
-      });
+      const from = await deps.source?.();
+      result = from
+        ? loadConfig(from.dir, { ...deps.loadOptions, previous: prev, version: from.version })
+        : await loadConfigWhenQuiet(deps.configDir, { ...deps.loadOptions, ...deps.quiet, previous: prev });
       const seen = lastRead;
       lastRead = result.contentHash;
       if (skipIfUnchanged && result.contentHash === seen) skipped = true;
@@ -121,7 +136,10 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
     }
     const elapsed = now() - t0;
     const current = deps.store.current();
-    const ack = (req: ReloadRequest) => makeAck(req, result, reports, current, elapsed);
+    const ack = (req: ReloadRequest) => ({
+      ...makeAck(req, result, reports, current, elapsed),
+      ...deps.ackIdentity?.(),
+    });
     if (!skipped) report(result, ack({ source: 'admin' }), current, elapsed, unchanged);
     for (const w of batch.waiters) w.resolve({ skipped, unchanged, result, reports, ack: ack(w.req) });
   };
