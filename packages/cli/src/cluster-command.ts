@@ -64,7 +64,7 @@ export function clusterCommand(io: CliIO): CommandModule {
         })
         .option('json', { type: 'boolean', default: false, describe: 'Print the API answer as JSON' })
         .epilogue(
-          'Exit codes: 0 every member is live and runs the desired config; 1 no answer, or the daemon runs in single-host mode; 2 a member is stale or runs another config version; 2 also for a usage error.',
+          'Exit codes: 0 every member is live and runs the desired config; 1 no answer, or the daemon runs in single-host mode; 2 a member is stale or runs another config version, or usage error.',
         ),
     handler: async (argv) => {
       io.setExitCode(

@@ -136,7 +136,7 @@ export function reloadCommand(io: CliIO): CommandModule<object, ReloadArgs> {
         })
         .option('json', { type: 'boolean', default: false, describe: 'Print the ack as JSON' })
         .epilogue(
-          'Exit codes: 0 applied with nothing rejected; 1 no ack (daemon not reachable, runtime.reload.enabled: false, or no answer within 5 s), unreadable config dir; 2 anything rejected (an agent, a job or a file; the rest applied), or usage error; 3 (cluster mode) a live daemon did not answer, or the daemons disagree on the config.',
+          'Exit codes: 0 applied with nothing rejected; 1 no ack (daemon not reachable, runtime.reload.enabled: false, or no answer within 5 s), unreadable config dir; 2 anything rejected (an agent, a job or a file; the rest applied), or usage error. In cluster mode, 3: a live daemon did not answer, or the daemons disagree on the config.',
         ) as unknown as Argv<ReloadArgs>,
     handler: async (argv: ArgumentsCamelCase<ReloadArgs>) => {
       io.setExitCode(await runReload(io, { configDir: argv['config-dir'], json: argv.json }));
