@@ -138,6 +138,8 @@ describe('help', () => {
     const commands = [
       'reload',
       ...['list', 'show', 'run', 'pause', 'resume', 'reset', 'reload'].map((a) => `pollers ${a}`),
+      'config push',
+      'cluster status',
     ];
     expect([...rows.keys()].sort()).toEqual(
       [
