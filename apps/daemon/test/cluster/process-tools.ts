@@ -15,6 +15,17 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The state letter of `/proc/<pid>/stat` (R, S, T stopped, Z zombie…), or undefined when there is none. */
+export function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const end = stat.lastIndexOf(')');
+    return stat.slice(end + 2, end + 3);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Alive and not a zombie (a daemonized server's zombie lingers when nothing reaps it). */
 export function processAlive(pid: number): boolean {
   try {
@@ -22,12 +33,16 @@ export function processAlive(pid: number): boolean {
   } catch {
     return false;
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
+  const state = processState(pid);
+  return state !== undefined && state !== 'Z';
+}
+
+/** SIGSTOP, then waits until the kernel shows the process stopped (signals are delivered asynchronously). */
+export async function stopProcess(pid: number): Promise<void> {
+  if (!processAlive(pid)) return;
+  process.kill(pid, 'SIGSTOP');
+  const t0 = performance.now();
+  while (processAlive(pid) && processState(pid) !== 'T' && performance.now() - t0 < 5000) await sleep(5);
 }
 
 /** Sends `signal`, waits until the process is gone; SIGKILL after `graceMs`. */
@@ -66,4 +81,12 @@ export function onExitKill(pid: number, signal: NodeJS.Signals): () => void {
   }
   armed.set(pid, signal);
   return () => void armed.delete(pid);
+}
+
+/** SIGCONT, then waits until the kernel no longer shows the process stopped. */
+export async function continueProcess(pid: number): Promise<void> {
+  if (!processAlive(pid)) return;
+  process.kill(pid, 'SIGCONT');
+  const t0 = performance.now();
+  while (processState(pid) === 'T' && performance.now() - t0 < 5000) await sleep(5);
 }
