@@ -28,7 +28,9 @@ function spawnIdle(skewSecs?: number): ChildProcess {
 const state = (pid: number): string => processState(pid) ?? 'gone';
 
 /** A handle on an idle node process, recording its restarts. */
-async function idleDaemon(id: string): Promise<DaemonHandle & { restarts: (number | undefined)[] }> {
+async function idleDaemon(
+  id: string,
+): Promise<DaemonHandle & { restarts: (number | undefined)[]; dbProxy: FaultProxy; natsProxy: FaultProxy }> {
   let proc = spawnIdle();
   const restarts: (number | undefined)[] = [];
   const target = { host: '127.0.0.1', port: 9 };
