@@ -4,9 +4,9 @@ import { checkDuplicates, checkLost, type CheckParams, type Violation } from './
 import { checkFencing, checkNoEarlyTick, checkSlotCoverage, checkTakeover } from './checks-lease.js';
 import type { History } from './history.js';
 
-export type { CheckParams, Violation } from './checks-delivery.js';
+export type { CheckParams } from './checks-delivery.js';
 
-export interface CheckStats {
+interface CheckStats {
   published: number;
   received: number;
   duplicates: number;

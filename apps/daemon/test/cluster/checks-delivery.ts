@@ -2,7 +2,7 @@
 import { daemonOf, type History, type LeaseGrant } from './history.js';
 import type { AppliedFault } from './nemesis-run.js';
 
-export type Invariant = 'J1' | 'J2' | 'J3' | 'J4' | 'J5' | 'J8';
+type Invariant = 'J1' | 'J2' | 'J3' | 'J4' | 'J5' | 'J8';
 
 export interface Violation {
   invariant: Invariant;

@@ -13,7 +13,7 @@ function byJob<T extends { jobId: string }>(rows: readonly T[]): Map<string, T[]
 }
 
 /** The victim's message when its tick was fenced off or aborted for want of a lease. */
-export const LOST_LEASE_MSG = /poller tick lost its lease|poller tick aborted/;
+const LOST_LEASE_MSG = /poller tick lost its lease|poller tick aborted/;
 
 /**
  * J3: per job, audited deliveries never go back to an older epoch (by seq). With grants: every audited

@@ -43,7 +43,7 @@ export interface DaemonLogRecord {
 }
 
 /** An item message the sink accepted. */
-export interface SinkRecord {
+interface SinkRecord {
   itemId: string;
   at: number;
 }

@@ -6,6 +6,7 @@ import {
   nemesisSchedule,
   seededRandom,
   type FaultEvent,
+  type FaultKind,
   type ScheduleOptions,
 } from './nemesis.js';
 
@@ -44,7 +45,7 @@ describe('nemesis schedule', () => {
     },
   );
 
-  const shape: [FaultEvent['kind'], (e: FaultEvent) => boolean][] = [
+  const shape: [FaultKind, (e: FaultEvent) => boolean][] = [
     ['kill', (e) => e.durationMs >= 1000 && e.durationMs <= 5000 && e.target !== undefined],
     ['pause', (e) => e.durationMs === 6000 && e.target !== undefined],
     ['partition-db', (e) => e.durationMs === 6000 && e.target !== undefined],
