@@ -129,6 +129,18 @@ describe('fault proxy on an echo server', () => {
   });
 });
 
+/** The query's answer, or `timeout` when the client gives up first. */
+async function queryWithin(p: Pool, ms: number): Promise<string> {
+  const ctl = new AbortController();
+  const query = p.query<{ one: number }>('SELECT 1 AS one').then(
+    (r) => `rows ${r.rows[0]?.one}`,
+    (e: Error) => `error ${e.message}`,
+  );
+  const answer = await Promise.race([query, sleep(ms, ctl.signal).then(() => 'timeout')]);
+  ctl.abort();
+  return answer;
+}
+
 describe('fault proxy in front of PostgreSQL', () => {
   let pool: Pool | undefined;
   afterEach(async () => {
@@ -145,18 +157,6 @@ describe('fault proxy in front of PostgreSQL', () => {
     pool = createPool({ url: target.toString(), applicationName: 'fault proxy test', max: 1 });
     pool.on('error', () => {});
     return pool;
-  }
-
-  /** The query's answer, or `timeout` when the client gives up first. */
-  async function queryWithin(p: Pool, ms: number): Promise<string> {
-    const ctl = new AbortController();
-    const query = p.query<{ one: number }>('SELECT 1 AS one').then(
-      (r) => `rows ${r.rows[0]?.one}`,
-      (e: Error) => `error ${e.message}`,
-    );
-    const answer = await Promise.race([query, sleep(ms, ctl.signal).then(() => 'timeout')]);
-    ctl.abort();
-    return answer;
   }
 
   it('a query passes, hangs while blackholed, and fails fast on reset', async () => {

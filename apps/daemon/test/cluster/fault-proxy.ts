@@ -127,13 +127,13 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     setMode(next) {
       const leaving = mode;
       mode = next;
-      if (next.kind === 'reset') for (const link of [...links]) destroyLink(link, links);
+      if (next.kind === 'reset') for (const link of links) destroyLink(link, links);
       if (leaving.kind === 'blackhole' && next.kind !== 'blackhole') {
-        for (const link of [...links]) if (link.tainted) destroyLink(link, links);
+        for (const link of links) if (link.tainted) destroyLink(link, links);
       }
     },
     async close() {
-      for (const link of [...links]) destroyLink(link, links);
+      for (const link of links) destroyLink(link, links);
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

@@ -140,9 +140,11 @@ export interface HistoryInput {
   endedAt: number;
 }
 
-/** Merges the logs of a run into one history; sink texts that are no item id of the shape `job/000001` are counted apart. */
+/** An item message is the item id alone: `feed-0007/000012`. */
+const isItem = (text: string): boolean => /^\S+\/\d{6,}$/.test(text);
+
+/** Merges the logs of a run into one history; sink texts that are no item id are counted apart. */
 export function buildHistory(input: HistoryInput): History {
-  const isItem = (text: string): boolean => /^\S+\/\d{6,}$/.test(text);
   const sink = input.sink.filter((s) => isItem(s.text)).map((s) => ({ itemId: s.text, at: s.at }));
   return {
     published: [...input.published],

@@ -60,10 +60,11 @@ function between(random: () => number, [lo, hi]: readonly [number, number]): num
   return Math.round(lo + random() * (hi - lo));
 }
 
+function bad(what: string): never {
+  throw new Error(`nemesis schedule: ${what}`);
+}
+
 function validate(o: ScheduleOptions): void {
-  const bad = (what: string): never => {
-    throw new Error(`nemesis schedule: ${what}`);
-  };
   if (!Number.isInteger(o.seed)) bad(`seed must be an integer, got ${o.seed}`);
   if (!(o.daemons >= 1)) bad(`needs at least one daemon, got ${o.daemons}`);
   if (!(o.ttlMs > 0) || !(o.runMs >= 0)) bad('ttlMs must be > 0 and runMs >= 0');

@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { sleep } from '@agent/timers';
 import { freePort, killAndWait, onExitKill, processAlive } from './process-tools.js';
 
+const noop = (): void => {};
+
 export interface PgServer {
   readonly host: '127.0.0.1';
   readonly port: number;
@@ -127,7 +129,7 @@ export async function startPostgres(): Promise<PgServer> {
   ].join(' ');
   const pidOf = (): number => Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
   let pid = 0;
-  let disarm = (): void => {};
+  let disarm: () => void = noop;
   const start = async (): Promise<void> => {
     await run(
       user.wrap(join(bin, 'pg_ctl'), [
