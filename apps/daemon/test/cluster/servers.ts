@@ -97,27 +97,23 @@ function answers(port: number): Promise<boolean> {
   });
 }
 
-export async function startPostgres(): Promise<PgServer> {
-  const bin = findPgBin();
-  const user = pgUser();
-  // Short path: the socket `<dir>/.s.PGSQL.<port>` must fit in 108 bytes.
-  const dir = mkdtempSync(join(tmpdir(), 'pg-'));
-  user.own(dir);
+interface PgControl {
+  readonly pid: number;
+  start(): Promise<void>;
+  /** SIGINT is a fast shutdown (clients are disconnected); SIGQUIT an immediate one (a crash, no checkpoint). */
+  halt(signal: 'SIGINT' | 'SIGQUIT'): Promise<void>;
+}
+
+/** initdb in `dir/data`, then start and stop by PID on `port` with the socket in `dir`. */
+async function pgControl(
+  bin: string,
+  user: ReturnType<typeof pgUser>,
+  dir: string,
+  port: number,
+): Promise<PgControl> {
   const dataDir = join(dir, 'data');
-  const port = await freePort();
-  await run(
-    user.wrap(join(bin, 'initdb'), [
-      '-D',
-      dataDir,
-      '-U',
-      'postgres',
-      '--auth=trust',
-      '-E',
-      'UTF8',
-      '--locale=C.UTF-8',
-      '-N',
-    ]),
-  );
+  const initdb = ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8', '-N'];
+  await run(user.wrap(join(bin, 'initdb'), initdb));
   const options = [
     `-p ${port}`,
     `-k ${dir}`,
@@ -127,48 +123,55 @@ export async function startPostgres(): Promise<PgServer> {
     '-c synchronous_commit=off',
     '-c full_page_writes=off',
   ].join(' ');
-  const pidOf = (): number => Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const pgCtl = ['-D', dataDir, '-l', join(dir, 'pg.log'), '-w', '-t', '20', '-o', options, 'start'];
   let pid = 0;
   let disarm: () => void = noop;
-  const start = async (): Promise<void> => {
-    await run(
-      user.wrap(join(bin, 'pg_ctl'), [
-        '-D',
-        dataDir,
-        '-l',
-        join(dir, 'pg.log'),
-        '-w',
-        '-t',
-        '20',
-        '-o',
-        options,
-        'start',
-      ]),
-    );
-    pid = pidOf();
-    disarm = onExitKill(pid, 'SIGQUIT');
-    if (!(await answers(port))) throw new Error(`PostgreSQL started but does not answer on port ${port}`);
+  return {
+    get pid() {
+      return pid;
+    },
+    async start() {
+      await run(user.wrap(join(bin, 'pg_ctl'), pgCtl));
+      pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      disarm = onExitKill(pid, 'SIGQUIT');
+      if (!(await answers(port))) throw new Error(`PostgreSQL started but does not answer on port ${port}`);
+    },
+    async halt(signal) {
+      disarm();
+      await killAndWait(pid, signal);
+    },
   };
-  // SIGINT is a fast shutdown (clients are disconnected); SIGQUIT an immediate one (a crash, no checkpoint).
-  const halt = async (signal: 'SIGINT' | 'SIGQUIT'): Promise<void> => {
-    disarm();
-    await killAndWait(pid, signal);
-  };
-  await start();
+}
+
+export async function startPostgres(): Promise<PgServer> {
+  const bin = findPgBin();
+  const user = pgUser();
+  // Short path: the socket `<dir>/.s.PGSQL.<port>` must fit in 108 bytes.
+  const dir = mkdtempSync(join(tmpdir(), 'pg-'));
+  const port = await freePort();
+  let pg: PgControl;
+  try {
+    user.own(dir);
+    pg = await pgControl(bin, user, dir, port);
+    await pg.start();
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     host: '127.0.0.1',
     port,
     get pid() {
-      return pid;
+      return pg.pid;
     },
-    dataDir,
+    dataDir: join(dir, 'data'),
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     async restart(o = {}) {
-      await halt(o.immediate ? 'SIGQUIT' : 'SIGINT');
-      await start();
+      await pg.halt(o.immediate ? 'SIGQUIT' : 'SIGINT');
+      await pg.start();
     },
     async stop() {
-      if (processAlive(pid)) await halt('SIGINT');
+      if (processAlive(pg.pid)) await pg.halt('SIGINT');
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -213,6 +216,7 @@ export async function startNats(): Promise<NatsServer> {
   if (port === 0 || !(await answers(port))) {
     disarm();
     await killAndWait(pid, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
     throw new Error(`nats-server did not start:\n${log}`);
   }
   return {
