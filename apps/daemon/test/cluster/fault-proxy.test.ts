@@ -78,6 +78,22 @@ describe('fault proxy on an echo server', () => {
     expect(proxy.open).toBe(1);
   });
 
+  it("pass hands a peer's orderly close on as a close, not a reset", async () => {
+    const bye = createServer((s) => s.end('bye'));
+    await new Promise<void>((r) => bye.listen(0, '127.0.0.1', r));
+    try {
+      proxy = await startFaultProxy({
+        target: { host: '127.0.0.1', port: (bye.address() as { port: number }).port },
+      });
+      const c = await client(proxy.port);
+      expect(await c.closed).toBe('end');
+      expect(c.received()).toBe('bye');
+      await until(() => proxy!.open === 0);
+    } finally {
+      await new Promise<void>((r) => bye.close(() => r()));
+    }
+  });
+
   it('blackhole keeps the socket and drops bytes; the broken link is reset when it heals', async () => {
     proxy = await proxyToEcho();
     const c = await client(proxy.port);

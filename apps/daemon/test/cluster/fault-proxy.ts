@@ -43,12 +43,15 @@ interface Link {
   tainted: boolean;
 }
 
-function destroyLink(link: Link, links: Set<Link>): void {
+/**
+ * Ends both sockets of a link. A fault (`hard`) sends an RST, as a broken link does; a peer's own close or
+ * error is passed on as a plain close.
+ */
+function destroyLink(link: Link, links: Set<Link>, hard: boolean): void {
   links.delete(link);
-  // resetAndDestroy sends an RST, as a broken link does, instead of a polite FIN.
   for (const s of [link.client, link.upstream]) {
     if (s.destroyed) continue;
-    if (s.readyState === 'open') s.resetAndDestroy();
+    if (hard && s.readyState === 'open') s.resetAndDestroy();
     else s.destroy();
   }
 }
@@ -99,7 +102,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     links.add(link);
     forward(client, upstream, link, getMode);
     forward(upstream, client, link, getMode);
-    const end = (): void => destroyLink(link, links);
+    const end = (): void => destroyLink(link, links, false);
     for (const s of [client, upstream]) {
       s.on('error', end);
       s.on('close', end);
@@ -127,13 +130,13 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     setMode(next) {
       const leaving = mode;
       mode = next;
-      if (next.kind === 'reset') for (const link of links) destroyLink(link, links);
+      if (next.kind === 'reset') for (const link of links) destroyLink(link, links, true);
       if (leaving.kind === 'blackhole' && next.kind !== 'blackhole') {
-        for (const link of links) if (link.tainted) destroyLink(link, links);
+        for (const link of links) if (link.tainted) destroyLink(link, links, true);
       }
     },
     async close() {
-      for (const link of links) destroyLink(link, links);
+      for (const link of links) destroyLink(link, links, true);
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
