@@ -41,8 +41,11 @@ export interface AdminPollers {
 export interface AdminAppOptions {
   /** `null` while the poller subsystem is off; a function is asked on every request (the subsystem may start on reload). */
   pollers: AdminPollers | null | (() => AdminPollers | null);
-  /** Re-reads the config and applies the poller diff. Throw an `AdminError` to choose the answer (e.g. `ADMIN_BAD_REQUEST`). */
-  reloadPollers(): Promise<ReloadPlanJson>;
+  /**
+   * Re-reads the config and applies the poller diff; with `dryRun`, plans the same way and applies nothing.
+   * Throw an `AdminError` to choose the answer (e.g. `ADMIN_BAD_REQUEST`).
+   */
+  reloadPollers(options: { dryRun: boolean }): Promise<ReloadPlanJson>;
   reloadCredentials(): Promise<CredentialsReloadResult>;
   /** `GET /admin/info`; without it the endpoint answers 404. */
   info?: () => AdminInfo;
@@ -131,9 +134,9 @@ export function createAdminApp(options: AdminAppOptions): Hono {
         );
       return p.reset(c.req.param('id')!);
     },
-    reloadPollers: async () => {
+    reloadPollers: async (c) => {
       pollersOrOff();
-      return options.reloadPollers();
+      return options.reloadPollers({ dryRun: dryRunOf(c.req.query('dry_run')) });
     },
     reloadCredentials: async () => options.reloadCredentials(),
     info: async () => {
@@ -190,6 +193,13 @@ export function createAdminApp(options: AdminAppOptions): Hono {
   });
 
   return app;
+}
+
+/** `?dry_run=1` (or `true`) previews; absent, `0` or `false` reloads; anything else is a mistake. */
+function dryRunOf(value: string | undefined): boolean {
+  if (value === undefined || value === '0' || value === 'false') return false;
+  if (value === '' || value === '1' || value === 'true') return true;
+  throw new AdminError('ADMIN_BAD_REQUEST', `dry_run must be 1 or 0 (true or false), not "${value}"`);
 }
 
 /** Errors with a meaning for the caller: our own, and the poller service's codes. */

@@ -56,16 +56,16 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'POST',
     path: '/admin/pollers/reload',
     purpose:
-      'Re-read the config directory and apply the poller diff. Every job is validated before any running job is touched; an invalid job keeps running on its old definition.',
-    request: 'empty, or `{}`',
+      'Re-read the config directory and apply the poller diff. Every job is validated before any running job is touched; an invalid job keeps running on its old definition. With `?dry_run=1` (a preview) the same pipeline reads, validates and plans, then stops: nothing is applied, no version is minted, no job is touched.',
+    request: 'empty, or `{}`; query `dry_run=1` for a preview',
     responses: [
       {
         status: 200,
-        body: '`ReloadPlan` of this reload: `{"add": [id], "replace": [id], "remove": [id], "keep": [id], "rejected": [{"id", "errors": [string]}], "errors": [string]}`, every list sorted. A rejected job that was running is in `keep` too (its previous definition keeps running). `errors` names files the reload could not apply, such as a YAML error in pollers.yaml (its jobs then run as before).',
+        body: '`ReloadPlan` of this reload: `{"add": [id], "replace": [id], "remove": [id], "keep": [id], "rejected": [{"id", "errors": [string]}], "errors": [string], "dry_run": bool, "version", "agents": {"applied": [id], "rejected": [{"agent_id", "reason"}], "restart_required": [{"agent_id"?, "field"}]}}`, every list sorted. A rejected job that was running is in `keep` too (its previous definition keeps running). `errors` names files the reload could not apply, such as a YAML error in pollers.yaml (its jobs then run as before). `version` is the configuration version the daemon runs on after the reload (a preview: would run on).',
       },
       {
         status: 400,
-        body: '`ADMIN_BAD_REQUEST`: nothing was applied (a global file is invalid, every agent was rejected, or pollers.yaml turned the subsystem off, which needs a restart); the message lists the located reasons.',
+        body: '`ADMIN_BAD_REQUEST`: nothing was applied (a global file is invalid, every agent was rejected, or pollers.yaml turned the subsystem off, which needs a restart; a preview: nothing would be); the message lists the located reasons. Also a `dry_run` other than `1`, `true`, `0` or `false`.',
       },
     ],
     pollers: true,

@@ -67,6 +67,16 @@ export interface ReloadPlanJson {
   rejected: { id: string; errors: string[] }[];
   /** Files the reload could not apply (e.g. a YAML error in pollers.yaml: its jobs run as before). */
   errors?: string[];
+  /** `true` for a preview (`?dry_run=1`): nothing was applied. */
+  dry_run?: boolean;
+  /** The configuration version the daemon runs on after this reload (for a preview: would run on). */
+  version?: number;
+  /** What the reload made (or would make) of the agents, with located reasons. */
+  agents?: {
+    applied: string[];
+    rejected: { agent_id: string; reason: string }[];
+    restart_required: { agent_id?: string; field: string }[];
+  };
 }
 
 /** `POST /admin/credentials/reload`. */
