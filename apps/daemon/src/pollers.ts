@@ -101,6 +101,12 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
         rejectedJobs: rejected.map((r) => ({ jobId: r.id, reasons: r.errors, running: r.running })),
       };
     },
+    async preview(next): Promise<ApplyReport> {
+      const restartRequired = runningSettingsChanged(registry.packages(), statePath, next, opts.cwd);
+      if (!pollersOf(next)?.settings.enabled) return { restartRequired };
+      // A package newly listed in kind_packages is loaded by the reload only: loading code is an effect.
+      return reportOf(service.previewReload(next), restartRequired);
+    },
     async stop() {
       removeTools();
       await service.stop();
@@ -130,6 +136,11 @@ function offSubsystem(): PollerSubsystem {
     },
     async status(current) {
       return pollersOf(current)?.settings.enabled
+        ? { restartRequired: [{ field: 'pollers.yaml enabled' }] }
+        : {};
+    },
+    async preview(next) {
+      return pollersOf(next)?.settings.enabled
         ? { restartRequired: [{ field: 'pollers.yaml enabled' }] }
         : {};
     },
