@@ -16,7 +16,9 @@ import {
   readJsonObject,
 } from './security.js';
 import type {
+  AdminAgentList,
   AdminInfo,
+  AdminReloads,
   AdminJobDetail,
   AdminJobList,
   AdminJobSummary,
@@ -25,6 +27,13 @@ import type {
   CredentialsReloadResult,
   ReloadPlanJson,
 } from './wire.js';
+
+/** Pages mounted on the admin server; see `AdminAppOptions.pages`. */
+export interface AdminPages {
+  app: Hono;
+  isPublic(path: string): boolean;
+  unauthorized(): Response;
+}
 
 /** The part of the poller service the admin routes use (structurally the daemon's `Runner`). */
 export interface AdminPollers {
@@ -49,6 +58,16 @@ export interface AdminAppOptions {
   reloadCredentials(): Promise<CredentialsReloadResult>;
   /** `GET /admin/info`; without it the endpoint answers 404. */
   info?: () => AdminInfo;
+  /** `GET /admin/agents`; without it the endpoint answers 404. */
+  agents?: () => AdminAgentList;
+  /** `GET /admin/reloads`; without it the endpoint answers 404. */
+  reloads?: () => AdminReloads;
+  /**
+   * Pages served beside the API (the operator console), under the same Host, site and token rules. Paths
+   * for which `isPublic` holds (static assets that hold no data) need no token; a page request without the
+   * token is answered by `unauthorized` (a page that asks for it) instead of the JSON error.
+   */
+  pages?: AdminPages;
   /** When set (non-empty), every request needs `Authorization: Bearer <token>`. A function is asked per request. */
   token?: string | null | (() => string | null);
   /** Hides secret values in every string of every answer (the snapshot's `redact`). */
@@ -92,11 +111,13 @@ export function createAdminApp(options: AdminAppOptions): Hono {
       const host = checkHost(headers, local);
       checkSameOrigin(headers, host, local);
       const token = tokenNow();
-      if (token) checkToken(headers, token);
+      if (token && !options.pages?.isPublic(c.req.path)) checkToken(headers, token);
       if (c.req.method === 'POST') checkMutationBody(headers);
     } catch (err) {
       if (!isAdminError(err)) throw err;
       logger.warn('admin request refused', { method: c.req.method, path: c.req.path, code: err.code });
+      if (err.code === 'ADMIN_UNAUTHORIZED' && options.pages && isPageRequest(c))
+        return options.pages.unauthorized();
       return fail(c, err, err.code === 'ADMIN_UNAUTHORIZED' ? { 'www-authenticate': 'Bearer' } : {});
     }
     await next();
@@ -143,6 +164,14 @@ export function createAdminApp(options: AdminAppOptions): Hono {
       if (!options.info) throw new AdminError('ADMIN_NOT_FOUND', 'no daemon information here');
       return options.info();
     },
+    agents: async () => {
+      if (!options.agents) throw new AdminError('ADMIN_NOT_FOUND', 'no agent information here');
+      return options.agents();
+    },
+    reloads: async () => {
+      if (!options.reloads) throw new AdminError('ADMIN_NOT_FOUND', 'no reload history here');
+      return options.reloads();
+    },
   };
 
   for (const route of ADMIN_ROUTES) {
@@ -169,6 +198,8 @@ export function createAdminApp(options: AdminAppOptions): Hono {
     });
   }
 
+  if (options.pages) app.route('/', options.pages.app);
+
   app.notFound((c) => {
     const routes = routesForPath(c.req.path);
     const methods = [...new Set(routes.map((r) => r.method))];
@@ -193,6 +224,11 @@ export function createAdminApp(options: AdminAppOptions): Hono {
   });
 
   return app;
+}
+
+/** A browser's page load (not the JSON API): what the pages answer, a 401 included. */
+function isPageRequest(c: Context): boolean {
+  return (c.req.method === 'GET' || c.req.method === 'HEAD') && !c.req.path.startsWith('/admin/');
 }
 
 /** `?dry_run=1` (or `true`) previews; absent, `0` or `false` reloads; anything else is a mistake. */

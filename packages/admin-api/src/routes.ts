@@ -12,7 +12,9 @@ export type AdminRouteName =
   | 'resetPoller'
   | 'reloadPollers'
   | 'reloadCredentials'
-  | 'info';
+  | 'info'
+  | 'agents'
+  | 'reloads';
 
 export interface AdminRoute {
   name: AdminRouteName;
@@ -80,7 +82,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     responses: [
       {
         status: 200,
-        body: '`JobDetail`: `JobSummary` plus `config` (secrets redacted), `deliver`, `failure_to`, `cursor` `{present, bytes}`, `seen_ids`, `baselined`, `last_failure_alert_at`, `lease` `{holder, epoch, expires_at}` or `null`.',
+        body: '`JobDetail`: `JobSummary` plus `config` (secrets redacted), `deliver`, `failure_to`, `cursor` `{present, bytes}`, `seen_ids`, `baselined`, `last_failure_alert_at`, `lease` `{holder, epoch, expires_at}` or `null`, `recent_deliveries` `[{item, channel, to, at, ok}]` and `recent_errors` `[{at, message, reason}]` (the last 20 since the daemon started, newest first).',
       },
       UNKNOWN,
     ],
@@ -167,6 +169,38 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
       {
         status: 200,
         body: '`{"version", "pid", "started_at", "config_dir", "data_dir", "broker": {"kind", "socket"?}}`: daemon version, process id, start time (RFC 3339), config and data directories, broker kind and local broker socket.',
+      },
+    ],
+    pollers: false,
+    mutation: false,
+  },
+  {
+    name: 'agents',
+    method: 'GET',
+    path: '/admin/agents',
+    purpose:
+      'Every agent as it runs now: the version it runs on, its model, its bindings with their allowed tools and outbound allowlists; and every agent file that runs no definition.',
+    request: 'none',
+    responses: [
+      {
+        status: 200,
+        body: '`{"agents": [{"id", "version", "model": {"provider", "name"}, "bindings": [{"plugin", "instance", "allowed_tools": [string], "outbound_allowlist": {channel: [recipient]}}]}], "invalid": [{"id", "reason"}]}`, sorted by id.',
+      },
+    ],
+    pollers: false,
+    mutation: false,
+  },
+  {
+    name: 'reloads',
+    method: 'GET',
+    path: '/admin/reloads',
+    purpose:
+      'The running configuration version, whether the last load applied with nothing rejected, and the applied versions (the last 50) with what triggered each.',
+    request: 'none',
+    responses: [
+      {
+        status: 200,
+        body: '`{"version", "last_reload_successful": bool, "history": [{"version", "at", "triggers": [string], "applied", "rejected"}]}`, newest first; a trigger is `start`, `cli`, `watcher`, `admin` or `signal`.',
       },
     ],
     pollers: false,
