@@ -1,12 +1,26 @@
 /** The admin server's options: the poller service, reloads (and their previews), credentials, who we are. */
 import { resolve } from 'node:path';
-import { AdminError, type AdminAppOptions, type ReloadPlanJson } from '@agent/admin-api';
+import {
+  AdminError,
+  type AdminAgentList,
+  type AdminAppOptions,
+  type AdminPollers,
+  type ReloadPlanJson,
+} from '@agent/admin-api';
 import type { AgentRuntime } from '@agent/agent-runtime';
 import type { BrokerConfig } from '@agent/broker';
-import { loadConfig, secretRedactor, type LoadOptions, type SnapshotStore } from '@agent/config-snapshot';
+import {
+  loadConfig,
+  secretRedactor,
+  type ConfigSnapshot,
+  type LoadOptions,
+  type SnapshotStore,
+} from '@agent/config-snapshot';
 import type { RootLogger } from '@agent/log';
+import type { ConfigMetrics } from './config-metrics.js';
 import type { PollerSubsystem } from './pollers.js';
 import type { ReloadOutcome, ReloadPipeline } from './reload.js';
+import type { ReloadHistory } from './reload-history.js';
 import { DAEMON_VERSION } from './version.js';
 
 export interface AdminDeps {
@@ -22,12 +36,15 @@ export interface AdminDeps {
   runtime: AgentRuntime;
   broker: Pick<BrokerConfig, 'kind' | 'socketPath'>;
   token: string | null;
+  history: ReloadHistory;
+  metrics: ConfigMetrics;
+  metricsUrl: string | undefined;
 }
 
 export function adminOptions(d: AdminDeps): AdminAppOptions {
   const { store, logger, pollers } = d;
   return {
-    pollers: pollers.service,
+    pollers: pollers.service ? withJournal(pollers.service, pollers) : null,
     token: d.token,
     redact: (t) => store.current().redact(t),
     logger,
@@ -41,6 +58,13 @@ export function adminOptions(d: AdminDeps): AdminAppOptions {
       broker: d.broker.socketPath
         ? { kind: d.broker.kind, socket: d.broker.socketPath }
         : { kind: d.broker.kind },
+      ...(d.metricsUrl ? { metrics_url: d.metricsUrl } : {}),
+    }),
+    agents: () => agentsOf(store.current()),
+    reloads: () => ({
+      version: store.current().version,
+      last_reload_successful: d.metrics.lastSuccessful(),
+      history: [...d.history.list()],
     }),
     reloadPollers: async ({ dryRun }) =>
       planAnswer(
@@ -58,6 +82,47 @@ export function adminOptions(d: AdminDeps): AdminAppOptions {
       logger.info('credentials reloaded', { channels, pollers: pollers.service !== null });
       return { channels, pollers: pollers.service !== null };
     },
+  };
+}
+
+/** The poller service, with each job's last deliveries and errors in its detail. */
+function withJournal(service: AdminPollers, { journal }: PollerSubsystem): AdminPollers {
+  return {
+    list: () => service.list(),
+    show: async (id) => ({
+      ...(await service.show(id)),
+      recent_deliveries: journal.deliveries(id),
+      recent_errors: journal.errors(id),
+    }),
+    run: (id) => service.run(id),
+    pause: (id) => service.pause(id),
+    resume: (id) => service.resume(id),
+    reset: (id) => service.reset(id),
+    ...(service.rejectedJobs ? { rejectedJobs: () => service.rejectedJobs!() } : {}),
+  };
+}
+
+const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** Every agent as it runs, with its bindings; and the agent files that run no definition. */
+function agentsOf(snap: ConfigSnapshot): AdminAgentList {
+  return {
+    agents: [...snap.agents.values()]
+      .map((a) => ({
+        id: a.id,
+        version: a.version,
+        model: { provider: a.definition.model.provider, name: a.definition.model.name },
+        bindings: a.definition.inbound_bindings.map((b) => ({
+          plugin: b.plugin,
+          instance: b.instance ?? '*',
+          allowed_tools: [...(b.allowed_tools ?? [])],
+          outbound_allowlist: Object.fromEntries(
+            Object.entries(b.outbound_allowlist ?? {}).map(([ch, to]) => [ch, [...to]]),
+          ),
+        })),
+      }))
+      .sort(byId),
+    invalid: [...snap.invalidAgents].map(([id, reason]) => ({ id, reason })).sort(byId),
   };
 }
 

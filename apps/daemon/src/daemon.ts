@@ -13,6 +13,7 @@ import {
   type ServedApp,
 } from '@agent/admin-api';
 import { createAgentRuntime, type AgentRuntime } from '@agent/agent-runtime';
+import { createConsole } from '@agent/console';
 import { createBroker, resolveBrokerConfig, type Broker } from '@agent/broker';
 import { builtinChannels } from '@agent/channels';
 import { RELOAD_ACK_SUBJECT, RELOAD_SUBJECT } from '@agent/cli';
@@ -283,25 +284,30 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       if ('error' in read) throw new DaemonStartError(read.error);
       token = read.token;
     }
-    const admin = await serveAdmin(
-      createAdminApp(
-        adminOptions({
-          configDir: opts.configDir,
-          cwd,
-          dataDir,
-          startedAt,
-          loadOptions,
-          store,
-          logger,
-          reloads,
-          pollers,
-          runtime,
-          broker: brokerConfig,
-          token,
-        }),
-      ),
-      first.runtime.admin.listen,
-    );
+    // The console's pages ask the admin app itself, so every rule and redaction of the API applies to them.
+    let adminApp: ReturnType<typeof createAdminApp> | undefined;
+    const pages = createConsole({ api: async (path, init) => adminApp!.request(path, init) });
+    adminApp = createAdminApp({
+      ...adminOptions({
+        configDir: opts.configDir,
+        cwd,
+        dataDir,
+        startedAt,
+        loadOptions,
+        store,
+        logger,
+        reloads,
+        pollers,
+        runtime,
+        broker: brokerConfig,
+        token,
+        history,
+        metrics: configMetrics,
+        metricsUrl: metrics ? `${metrics.url}/metrics` : undefined,
+      }),
+      pages,
+    });
+    const admin = await serveAdmin(adminApp, first.runtime.admin.listen);
     cleanups.push(() => admin.close());
 
     state = 'running';

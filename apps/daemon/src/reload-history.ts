@@ -1,6 +1,6 @@
 /** The versions the daemon ran, newest first, with what triggered each: what the console's reload page lists. */
 
-export interface ReloadRecord {
+interface ReloadRecord {
   version: number;
   /** RFC 3339. */
   at: string;
