@@ -1,7 +1,8 @@
-/** The console's files: the compiled client script (dist/client) and the style sheet (static). */
+/** The console's files: the compiled client script (dist/client) and the style sheet. */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SECURITY_HEADERS } from './headers.js';
+import { STYLE } from './style.js';
 
 // Both src/ and dist/ sit one level below the package root, so this holds for sources and builds alike.
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -13,10 +14,11 @@ export function readAsset(name: string): Response | null {
   const css = name.endsWith('.css');
   let body: string;
   try {
-    body = readFileSync(`${ROOT}${css ? 'static' : 'dist/client'}/${name}`, 'utf8');
+    body = css ? (name === 'style.css' ? STYLE : '') : readFileSync(`${ROOT}dist/client/${name}`, 'utf8');
   } catch {
     return null;
   }
+  if (body === '') return null;
   return new Response(body, {
     headers: {
       ...SECURITY_HEADERS,

@@ -1,4 +1,5 @@
-/* The console's one style sheet: system fonts, readable on a phone, visible focus, no colour-only meaning. */
+/** The console's one style sheet, served as /console/style.css (a module, so that it ships in dist). */
+export const STYLE = `/* The console's one style sheet: system fonts, readable on a phone, visible focus, no colour-only meaning. */
 :root {
   color-scheme: light dark;
   --fg: #1b1f24;
@@ -188,3 +189,4 @@ pre.config {
     padding: 4px 6px;
   }
 }
+`;
