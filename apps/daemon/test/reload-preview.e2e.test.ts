@@ -3,7 +3,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentFile, baseConfig, daemonScope, runCli, SLOW_WATCHER } from './harness.js';
+import { agentFile, baseConfig, daemonScope, runCli } from './harness.js';
+
+// The watcher waits far longer than a test: every change waits for an explicit reload (or its preview).
+const NO_WATCHER =
+  'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 600000\n  max_wait_ms: 600000\n';
 
 const scope = daemonScope();
 let feed: Server | undefined;
@@ -35,7 +39,7 @@ async function reloadSeries(metricsUrl: string): Promise<string[]> {
 describe('reload preview (--dry-run)', () => {
   it('answers the plan over the admin API and the broker, changes nothing, and the reload then agrees', async () => {
     const url = await emptyFeed();
-    const files = { ...baseConfig({ agents: ['a', 'c'], runtime: SLOW_WATCHER }) };
+    const files = { ...baseConfig({ agents: ['a', 'c'], runtime: NO_WATCHER }) };
     files['pollers.yaml'] = pollersYaml([rssJob('keep', url), rssJob('chg', url), rssJob('gone', url)]);
     const { w, d } = await scope.boot(files);
     const list = async () =>
@@ -111,7 +115,7 @@ describe('reload preview (--dry-run)', () => {
   it('a preview of unchanged files plans keep for every job and names the running version', async () => {
     const url = await emptyFeed();
     const files = {
-      ...baseConfig({ runtime: SLOW_WATCHER }),
+      ...baseConfig({ runtime: NO_WATCHER }),
       'pollers.yaml': pollersYaml([rssJob('j', url)]),
     };
     const { d } = await scope.boot(files);
