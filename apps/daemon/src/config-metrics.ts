@@ -9,6 +9,8 @@ export interface ConfigMetrics {
   reloadRejected(): void;
   observeLatency(ms: number): void;
   setLastSuccessful(ok: boolean): void;
+  /** What `config_last_reload_successful` says now. */
+  lastSuccessful(): boolean;
 }
 
 export function createConfigMetrics(registry: Registry): ConfigMetrics {
@@ -40,6 +42,7 @@ export function createConfigMetrics(registry: Registry): ConfigMetrics {
     registers: [registry],
   });
   let known = new Set<string>();
+  let lastOk = true;
   return {
     setVersions(snapshot) {
       const now = new Set(snapshot.agents.keys());
@@ -50,6 +53,10 @@ export function createConfigMetrics(registry: Registry): ConfigMetrics {
     reloadApplied: () => applied.inc(),
     reloadRejected: () => rejected.inc(),
     observeLatency: (ms) => latency.observe(ms),
-    setLastSuccessful: (ok) => last.set(ok ? 1 : 0),
+    setLastSuccessful: (ok) => {
+      lastOk = ok;
+      last.set(ok ? 1 : 0);
+    },
+    lastSuccessful: () => lastOk,
   };
 }

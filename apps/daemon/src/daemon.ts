@@ -5,7 +5,6 @@
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
-  AdminError,
   createAdminApp,
   createMetricsApp,
   parseListen,
@@ -14,6 +13,7 @@ import {
   type ServedApp,
 } from '@agent/admin-api';
 import { createAgentRuntime, type AgentRuntime } from '@agent/agent-runtime';
+import { createConsole } from '@agent/console';
 import { createBroker, resolveBrokerConfig, type Broker } from '@agent/broker';
 import { builtinChannels } from '@agent/channels';
 import { RELOAD_ACK_SUBJECT, RELOAD_SUBJECT } from '@agent/cli';
@@ -33,12 +33,15 @@ import { clusterBrokerIssues, clusterOf, clusterSectionReader } from '@agent/clu
 import { pollersSectionReader } from '@agent/poller-runtime';
 import { mailLegacyJobSource } from '@agent/poller-kind-mail';
 import { collectDefaultMetrics, Registry } from 'prom-client';
+import { adminOptions } from './admin.js';
 import { registerBuildInfo } from './build-info.js';
 import { createConfigMetrics } from './config-metrics.js';
 import { bootFromBundle, clusterView, serveCluster, type ClusterNode } from './cluster.js';
 import { accountSchemas } from './kinds.js';
 import { startPollers, type PollerSubsystem } from './pollers.js';
-import { createReloadPipeline, fileErrors, type ReloadPipeline } from './reload.js';
+import { createReloadPipeline, type ReloadPipeline } from './reload.js';
+import { createReloadHistory } from './reload-history.js';
+import { fileErrors } from './reload-ack.js';
 import type { DaemonErrorCode } from './errors.js';
 import { noValidAgentMessage, readAdminToken, unusableSectionMessage } from './start-checks.js';
 import type { ApplyReport, Subsystem } from './subsystem.js';
@@ -82,6 +85,25 @@ export function loadOptionsFor(opts: Pick<DaemonOptions, 'cwd' | 'env'>): Omit<L
     pluginSchemas,
     sections: [pollersSectionReader({ legacy: [mailLegacyJobSource] }), clusterSectionReader()],
   };
+}
+
+/** Asks every subsystem for its report (`label` names the step in the log when one fails). */
+async function reportsOf(
+  subsystems: readonly Subsystem[],
+  logger: Logger,
+  label: string,
+  ask: (s: Subsystem) => Promise<ApplyReport | void> | undefined,
+): Promise<Map<string, ApplyReport>> {
+  const reports = new Map<string, ApplyReport>();
+  for (const s of subsystems) {
+    try {
+      const r = await ask(s);
+      if (r) reports.set(s.name, r);
+    } catch (err) {
+      logger.error(`subsystem ${label} failed`, { subsystem: s.name, err: (err as Error).message });
+    }
+  }
+  return reports;
 }
 
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
@@ -224,6 +246,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       if (node && bundleRead && current.version === bundleRead.version)
         await node.applied(bundleRead.version, bundleRead.hash);
     };
+    const history = createReloadHistory();
+    history.record({ version: first.version, triggers: ['start'], applied: first.agents.size, rejected: 0 });
     const reloads = createReloadPipeline({
       configDir: opts.configDir,
       ...(node
@@ -241,19 +265,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       store,
       logger,
       metrics: configMetrics,
+      // Every subsystem is asked in turn; one that fails is logged and the others still report.
       apply: async (next, prev, result) => {
-        const reports = new Map<string, ApplyReport>();
-        for (const s of subsystems) {
-          try {
-            const r = await s.apply?.(next, prev, result);
-            if (r) reports.set(s.name, r);
-          } catch (err) {
-            logger.error('subsystem reload failed', {
-              subsystem: s.name,
-              err: next.redact((err as Error).message),
-            });
-          }
-        }
+        const reports = await reportsOf(subsystems, logger, 'reload', (s) => s.apply?.(next, prev, result));
         await toggleReloadTriggers(next);
         await recordApplied(next).catch((err: Error) =>
           logger.warn('cluster: recording the applied version failed', { err: err.message }),
@@ -264,20 +278,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         await recordApplied(current).catch((err: Error) =>
           logger.warn('cluster: recording the applied version failed', { err: err.message }),
         );
-        const reports = new Map<string, ApplyReport>();
-        for (const s of subsystems) {
-          try {
-            const r = await s.status?.(current, result);
-            if (r) reports.set(s.name, r);
-          } catch (err) {
-            logger.error('subsystem status failed', {
-              subsystem: s.name,
-              err: current.redact((err as Error).message),
-            });
-          }
-        }
-        return reports;
+        return reportsOf(subsystems, logger, 'status', (s) => s.status?.(current, result));
       },
+      preview: (next) => reportsOf(subsystems, logger, 'preview', (s) => s.preview?.(next)),
+      history,
       watchFiles: (files) => watcher?.setFiles(files),
     });
 
@@ -290,7 +294,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         subscription = broker.subscribe(RELOAD_SUBJECT, async (msg) => {
           const req = (msg.data ?? {}) as { request_id?: unknown; requested_by?: unknown };
           const requestId = typeof req.request_id === 'string' ? req.request_id : '';
-          const outcome = await reloads.reload({ source: 'cli', requestId });
+          const outcome =
+            (msg.data as { dry_run?: unknown } | undefined)?.dry_run === true
+              ? await reloads.preview({ source: 'cli', requestId })
+              : await reloads.reload({ source: 'cli', requestId });
           await broker.publish(RELOAD_ACK_SUBJECT, outcome.ack);
           if (msg.reply) await broker.publish(msg.reply, outcome.ack);
         });
@@ -333,54 +340,31 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       if ('error' in read) throw new DaemonStartError(read.error);
       token = read.token;
     }
-    const admin = await serveAdmin(
-      createAdminApp({
-        pollers: pollers.service,
-        token,
-        redact: (t) => store.current().redact(t),
+    // The console's pages ask the admin app itself, so every rule and redaction of the API applies to them.
+    let adminApp: ReturnType<typeof createAdminApp> | undefined;
+    const pages = createConsole({ api: async (path, init) => adminApp!.request(path, init) });
+    adminApp = createAdminApp({
+      ...adminOptions({
+        configDir: opts.configDir,
+        cwd,
+        dataDir,
+        startedAt,
+        loadOptions,
+        store,
         logger,
-        // Absolute paths, so that a client run from another directory finds this daemon's broker socket.
-        info: () => ({
-          version: DAEMON_VERSION,
-          pid: process.pid,
-          started_at: startedAt,
-          config_dir: resolve(cwd, opts.configDir),
-          data_dir: dataDir,
-          broker: brokerConfig.socketPath
-            ? { kind: brokerConfig.kind, socket: brokerConfig.socketPath }
-            : { kind: brokerConfig.kind },
-        }),
-        ...(node ? { cluster: () => clusterView(node) } : {}),
-        reloadPollers: async () => {
-          const outcome = await reloads.reload({ source: 'admin' });
-          const report = outcome.reports.get('pollers');
-          if (!report?.plan) {
-            const why =
-              [
-                ...outcome.ack.errors.map((e) => e.reason),
-                ...outcome.ack.rejected.map((r) => `${r.agent_id}: ${r.reason}`),
-                ...outcome.ack.restart_required.map((r) => `restart required: ${r.field}`),
-              ].join('; ') || 'the configuration could not be applied';
-            throw new AdminError('ADMIN_BAD_REQUEST', `reload rejected: ${why}`);
-          }
-          // The plan of this reload, plus the files it could not apply (their jobs run as before).
-          return { ...report.plan, errors: outcome.ack.errors.map((e) => e.reason) };
-        },
-        reloadCredentials: async () => {
-          // Fresh secrets, without a new configuration version: channel instances and provider clients.
-          const fresh =
-            loadConfig(opts.configDir, { ...loadOptions, previous: store.current() }).snapshot ??
-            store.current();
-          // The fresh secrets are in use from now on, before any swap: hide them too (fresh keeps the old ones).
-          logger.setRedactor(secretRedactor(fresh));
-          const channels = runtime.reloadCredentials(fresh);
-          if (pollers.service) await pollers.service.reloadCredentials(fresh);
-          logger.info('credentials reloaded', { channels, pollers: pollers.service !== null });
-          return { channels, pollers: pollers.service !== null };
-        },
+        reloads,
+        pollers,
+        runtime,
+        broker: brokerConfig,
+        token,
+        history,
+        metrics: configMetrics,
+        metricsUrl: metrics ? `${metrics.url}/metrics` : undefined,
       }),
-      first.runtime.admin.listen,
-    );
+      ...(node ? { cluster: () => clusterView(node) } : {}),
+      pages,
+    });
+    const admin = await serveAdmin(adminApp, first.runtime.admin.listen);
     cleanups.push(() => admin.close());
 
     state = 'running';

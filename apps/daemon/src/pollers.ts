@@ -7,12 +7,15 @@ import { createRunner, pollersOf, warnLegacyJobs, type ReloadPlan, type Runner }
 import { createSqliteStateStore } from '@agent/poller-runtime/sqlite';
 import type { Registry } from 'prom-client';
 import { holderId, holderIsGone } from './holder.js';
+import { createJobJournal, type JobJournal } from './job-journal.js';
 import { buildKindRegistry, loadListedKindPackages } from './kinds.js';
 import type { ApplyReport, Subsystem } from './subsystem.js';
 
 export interface PollerSubsystem extends Subsystem {
   /** `null` while the subsystem is off (`pollers.yaml` absent or `enabled: false` at start). */
   readonly service: Runner | null;
+  /** Each job's last deliveries and errors (empty while the subsystem is off). */
+  readonly journal: JobJournal;
 }
 
 export interface PollerSubsystemOptions {
@@ -36,6 +39,7 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
   const registry = await buildKindRegistry(settings.kind_packages, kindsDir, logger);
   const statePath = resolve(opts.cwd, settings.state_db);
   const store = createSqliteStateStore(statePath);
+  const journal = createJobJournal();
   let service: Runner;
   try {
     service = createRunner({
@@ -43,14 +47,21 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
       registry,
       store,
       metrics: opts.metrics,
-      logger: logger.child({ component: 'pollers' }),
+      logger: journal.tap(logger.child({ component: 'pollers' })),
       holderId: holderId(),
       holderGone: (holder) => holderIsGone(holder),
       // For crash tests only: lets a restarted daemon take over a killed one's leases without waiting 30 s.
       ...(testMinLeaseTtlMs() !== undefined ? { minLeaseTtlMs: testMinLeaseTtlMs() } : {}),
       dispatcher: {
         deliver: async (m) => {
-          await opts.runtime.deliver({ agentId: m.agentId, channel: m.channel, to: m.to, text: m.text });
+          const seen = { item: m.itemId, channel: m.channel, to: m.to };
+          try {
+            await opts.runtime.deliver({ agentId: m.agentId, channel: m.channel, to: m.to, text: m.text });
+          } catch (err) {
+            journal.delivered(m.jobId, { ...seen, ok: false });
+            throw err;
+          }
+          journal.delivered(m.jobId, { ...seen, ok: true });
         },
       },
     });
@@ -65,6 +76,7 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
   return {
     name: 'pollers',
     service,
+    journal,
     async apply(next): Promise<ApplyReport> {
       const restartRequired = runningSettingsChanged(registry.packages(), statePath, next, opts.cwd);
       const nextSettings = pollersOf(next)?.settings;
@@ -101,6 +113,12 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
         rejectedJobs: rejected.map((r) => ({ jobId: r.id, reasons: r.errors, running: r.running })),
       };
     },
+    async preview(next): Promise<ApplyReport> {
+      const restartRequired = runningSettingsChanged(registry.packages(), statePath, next, opts.cwd);
+      if (!pollersOf(next)?.settings.enabled) return { restartRequired };
+      // A package newly listed in kind_packages is loaded by the reload only: loading code is an effect.
+      return reportOf(service.previewReload(next), restartRequired);
+    },
     async stop() {
       removeTools();
       await service.stop();
@@ -123,6 +141,7 @@ function offSubsystem(): PollerSubsystem {
   return {
     name: 'pollers',
     service: null,
+    journal: createJobJournal(),
     async apply(next) {
       return pollersOf(next)?.settings.enabled
         ? { restartRequired: [{ field: 'pollers.yaml enabled' }] }
@@ -130,6 +149,11 @@ function offSubsystem(): PollerSubsystem {
     },
     async status(current) {
       return pollersOf(current)?.settings.enabled
+        ? { restartRequired: [{ field: 'pollers.yaml enabled' }] }
+        : {};
+    },
+    async preview(next) {
+      return pollersOf(next)?.settings.enabled
         ? { restartRequired: [{ field: 'pollers.yaml enabled' }] }
         : {};
     },

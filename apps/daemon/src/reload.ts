@@ -5,9 +5,6 @@
  */
 import {
   formatIssue,
-  loadConfig,
-  loadConfigWhenQuiet,
-  type ConfigIssue,
   type ConfigSnapshot,
   type LoadOptions,
   type LoadResult,
@@ -17,12 +14,12 @@ import {
 import type { Logger } from '@agent/log';
 import type { ReloadAck } from '@agent/cli';
 import type { ConfigMetrics } from './config-metrics.js';
-import type { ApplyReport } from './subsystem.js';
+import { fileErrors, makeAck, rejectedTotal, type ApplyReports } from './reload-ack.js';
+import type { ReloadHistory } from './reload-history.js';
+import { previewOnce } from './reload-preview.js';
+import { readNext } from './reload-read.js';
 
-/** What each subsystem made of the new snapshot, by subsystem name. */
-type ApplyReports = ReadonlyMap<string, ApplyReport>;
-
-interface ReloadRequest {
+export interface ReloadRequest {
   /** `cluster`: the daemon saw a newer desired config bundle at a heartbeat. */
   source: 'cli' | 'watcher' | 'admin' | 'signal' | 'cluster';
   requestId?: string;
@@ -33,7 +30,7 @@ interface ReloadRequest {
   skipIfUnchanged?: boolean;
 }
 
-interface ReloadOutcome {
+export interface ReloadOutcome {
   ack: ReloadAck;
   /** Nothing on disk changed and the trigger asked to skip such reloads. */
   skipped: boolean;
@@ -68,8 +65,12 @@ export interface ReloadPipelineDeps {
   apply(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<ApplyReports | void>;
   /** When nothing changed: what the subsystems report of the running snapshot, without applying anything. */
   status?(current: ConfigSnapshot, result: LoadResult): Promise<ApplyReports | void>;
+  /** A dry run: what the subsystems would make of `next` (the running snapshot when nothing changed). */
+  preview?(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<ApplyReports | void>;
   /** How a reload waits for a save in progress (`loadConfigWhenQuiet`); defaults otherwise. */
   quiet?: QuietReadOptions;
+  /** Where each applied version is recorded, with its triggers. */
+  history?: ReloadHistory;
   /** After every read, applied or not: the secret files to watch (a rejected one may be fixed next). */
   watchFiles?(files: readonly string[]): void;
   now?: () => number;
@@ -77,6 +78,12 @@ export interface ReloadPipelineDeps {
 
 export interface ReloadPipeline {
   reload(req: ReloadRequest): Promise<ReloadOutcome>;
+  /**
+   * A dry run: the same read, validation and planning as `reload`, then stop. Nothing is swapped, applied,
+   * logged as applied or counted; the ack has `dry_run: true` and the version the reload would run on.
+   * It waits for a running reload and runs alone, so it plans against what runs.
+   */
+  preview(req: Omit<ReloadRequest, 'skipIfUnchanged'>): Promise<ReloadOutcome>;
   /** Resolves when no reload is running or queued. */
   idle(): Promise<void>;
 }
@@ -105,10 +112,7 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
     try {
       // Never a save in progress: files changed less than a moment ago are waited for (the watcher's
       // debounce already did; an explicit reload may come in the middle of one).
-      const from = await deps.source?.();
-      result = from
-        ? loadConfig(from.dir, { ...deps.loadOptions, previous: prev, version: from.version })
-        : await loadConfigWhenQuiet(deps.configDir, { ...deps.loadOptions, ...deps.quiet, previous: prev });
+      result = await readNext(deps, prev);
       const seen = lastRead;
       lastRead = result.contentHash;
       if (skipIfUnchanged && result.contentHash === seen) skipped = true;
@@ -141,6 +145,13 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
       ...deps.ackIdentity?.(),
     });
     if (!skipped) report(result, ack({ source: 'admin' }), current, elapsed, unchanged);
+    if (!skipped && !unchanged && result?.snapshot)
+      deps.history?.record({
+        version: current.version,
+        triggers: [...new Set(batch.requests.map((r) => r.source))].sort(),
+        applied: result.applied.length,
+        rejected: rejectedTotal(ack({ source: 'admin' })),
+      });
     for (const w of batch.waiters) w.resolve({ skipped, unchanged, result, reports, ack: ack(w.req) });
   };
 
@@ -196,7 +207,26 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
     });
   };
 
+  const preview = async (req: ReloadRequest): Promise<ReloadOutcome> => {
+    // Alone, like a reload: wait until nothing runs or is queued, then hold the slot (no await in between).
+    while (busy()) await idle();
+    let done!: () => void;
+    running = new Promise<void>((r) => (done = r));
+    try {
+      return await previewOnce(deps, req, lastRead, now);
+    } finally {
+      running = null;
+      done();
+      pump();
+    }
+  };
+
+  const idle = async (): Promise<void> => {
+    for (let wait = busy(); wait; wait = busy()) await wait;
+  };
+
   return {
+    preview,
     reload(req) {
       return new Promise<ReloadOutcome>((resolve) => {
         queued ??= { requests: [], waiters: [] };
@@ -205,52 +235,6 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
         pump();
       });
     },
-    async idle() {
-      for (let wait = busy(); wait; wait = busy()) await wait;
-    },
-  };
-}
-
-/** Problems of whole files or of their parts outside agents and jobs (which are reported by name). */
-export function fileErrors(r: LoadResult): ConfigIssue[] {
-  return r.errors.filter((e) => e.scope !== 'agent' && e.scope !== 'job');
-}
-
-function rejectedTotal(ack: ReloadAck): number {
-  return ack.rejected.length + ack.rejected_jobs.length + ack.errors.length;
-}
-
-function makeAck(
-  req: ReloadRequest,
-  r: LoadResult | null,
-  reports: ApplyReports,
-  current: ConfigSnapshot,
-  elapsed: number,
-): ReloadAck {
-  const redact = current.redact;
-  const all = [...reports.values()];
-  return {
-    request_id: req.requestId ?? '',
-    version: current.version,
-    applied: r?.snapshot ? r.applied : [],
-    rejected: (r?.rejected ?? []).map((x) => ({ agent_id: x.agentId, reason: redact(x.reason) })),
-    rejected_jobs: all.flatMap((rep) =>
-      (rep.rejectedJobs ?? []).map((j) => ({
-        job_id: j.jobId,
-        reason: redact(j.reasons.join('; ')),
-        running: j.running,
-      })),
-    ),
-    errors: r
-      ? fileErrors(r).map((e) => ({ file: e.file, reason: redact(formatIssue(e)) }))
-      : [{ file: '', reason: 'the configuration could not be read; see the daemon log' }],
-    restart_required: [
-      ...(r?.restartRequired ?? []).map((c) => ({
-        ...(c.agentId ? { agent_id: c.agentId } : {}),
-        field: c.field,
-      })),
-      ...all.flatMap((rep) => (rep.restartRequired ?? []).map((c) => ({ field: c.field }))),
-    ],
-    elapsed_ms: Math.round(elapsed * 10) / 10,
+    idle,
   };
 }

@@ -26,5 +26,7 @@ export interface Subsystem {
   apply?(next: ConfigSnapshot, prev: ConfigSnapshot, result: LoadResult): Promise<ApplyReport | void>;
   /** A reload found nothing changed: what the subsystem reports of the running snapshot, applying nothing. */
   status?(current: ConfigSnapshot, result: LoadResult): Promise<ApplyReport | void>;
+  /** A dry run: what `apply(next)` would report, changing nothing. */
+  preview?(next: ConfigSnapshot): Promise<ApplyReport | void>;
   stop?(graceMs: number): Promise<void>;
 }

@@ -62,6 +62,7 @@ describe('version', () => {
       config_dir: join(w.root, 'config'),
       data_dir: join(w.root, 'data'),
       broker: { kind: 'local', socket: join(w.root, 'data', 'broker.sock') },
+      metrics_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/),
     });
   });
 });

@@ -273,6 +273,37 @@ describe('admin API: errors', () => {
     });
   });
 
+  it.each([
+    ['', false],
+    ['?dry_run=1', true],
+    ['?dry_run=true', true],
+    ['?dry_run', true],
+    ['?dry_run=0', false],
+    ['?dry_run=false', false],
+  ])('POST /admin/pollers/reload%s asks for dryRun=%s', async (query, dryRun) => {
+    const asked: boolean[] = [];
+    const { post } = await setup({
+      reloadPollers: async (o) => {
+        asked.push(o.dryRun);
+        return PLAN;
+      },
+    });
+    const res = await post(`/admin/pollers/reload${query}`);
+    expect(res.status).toBe(200);
+    expect(asked).toEqual([dryRun]);
+  });
+
+  it('a dry_run that is not a yes or a no is refused before anything runs', async () => {
+    const { post, reloads } = await setup();
+    const res = await post('/admin/pollers/reload?dry_run=maybe');
+    expect(res.status).toBe(400);
+    expect(await errorOf(res)).toEqual({
+      code: 'ADMIN_BAD_REQUEST',
+      message: 'dry_run must be 1 or 0 (true or false), not "maybe"',
+    });
+    expect(reloads.pollers).toBe(0);
+  });
+
   it('every documented status code has a code in the error table', () => {
     const statuses = new Set(Object.values(ADMIN_ERROR_CODES).map((e) => e.status));
     for (const r of ADMIN_ROUTES)

@@ -17,7 +17,9 @@ import {
 } from './security.js';
 import type {
   AdminClusterStatus,
+  AdminAgentList,
   AdminInfo,
+  AdminReloads,
   AdminJobDetail,
   AdminJobList,
   AdminJobSummary,
@@ -26,6 +28,13 @@ import type {
   CredentialsReloadResult,
   ReloadPlanJson,
 } from './wire.js';
+
+/** Pages mounted on the admin server; see `AdminAppOptions.pages`. */
+export interface AdminPages {
+  app: Hono;
+  isPublic(path: string): boolean;
+  unauthorized(): Response;
+}
 
 /** The part of the poller service the admin routes use (structurally the daemon's `Runner`). */
 export interface AdminPollers {
@@ -42,13 +51,26 @@ export interface AdminPollers {
 export interface AdminAppOptions {
   /** `null` while the poller subsystem is off; a function is asked on every request (the subsystem may start on reload). */
   pollers: AdminPollers | null | (() => AdminPollers | null);
-  /** Re-reads the config and applies the poller diff. Throw an `AdminError` to choose the answer (e.g. `ADMIN_BAD_REQUEST`). */
-  reloadPollers(): Promise<ReloadPlanJson>;
+  /**
+   * Re-reads the config and applies the poller diff; with `dryRun`, plans the same way and applies nothing.
+   * Throw an `AdminError` to choose the answer (e.g. `ADMIN_BAD_REQUEST`).
+   */
+  reloadPollers(options: { dryRun: boolean }): Promise<ReloadPlanJson>;
   reloadCredentials(): Promise<CredentialsReloadResult>;
   /** `GET /admin/info`; without it the endpoint answers 404. */
   info?: () => AdminInfo;
   /** `GET /admin/cluster` (cluster mode); without it the endpoint answers 404. */
   cluster?: () => Promise<AdminClusterStatus>;
+  /** `GET /admin/agents`; without it the endpoint answers 404. */
+  agents?: () => AdminAgentList;
+  /** `GET /admin/reloads`; without it the endpoint answers 404. */
+  reloads?: () => AdminReloads;
+  /**
+   * Pages served beside the API (the operator console), under the same Host, site and token rules. Paths
+   * for which `isPublic` holds (static assets that hold no data) need no token; a page request without the
+   * token is answered by `unauthorized` (a page that asks for it) instead of the JSON error.
+   */
+  pages?: AdminPages;
   /** When set (non-empty), every request needs `Authorization: Bearer <token>`. A function is asked per request. */
   token?: string | null | (() => string | null);
   /** Hides secret values in every string of every answer (the snapshot's `redact`). */
@@ -92,11 +114,13 @@ export function createAdminApp(options: AdminAppOptions): Hono {
       const host = checkHost(headers, local);
       checkSameOrigin(headers, host, local);
       const token = tokenNow();
-      if (token) checkToken(headers, token);
+      if (token && !options.pages?.isPublic(c.req.path)) checkToken(headers, token);
       if (c.req.method === 'POST') checkMutationBody(headers);
     } catch (err) {
       if (!isAdminError(err)) throw err;
       logger.warn('admin request refused', { method: c.req.method, path: c.req.path, code: err.code });
+      if (err.code === 'ADMIN_UNAUTHORIZED' && options.pages && isPageRequest(c))
+        return options.pages.unauthorized();
       return fail(c, err, err.code === 'ADMIN_UNAUTHORIZED' ? { 'www-authenticate': 'Bearer' } : {});
     }
     await next();
@@ -134,9 +158,9 @@ export function createAdminApp(options: AdminAppOptions): Hono {
         );
       return p.reset(c.req.param('id')!);
     },
-    reloadPollers: async () => {
+    reloadPollers: async (c) => {
       pollersOrOff();
-      return options.reloadPollers();
+      return options.reloadPollers({ dryRun: dryRunOf(c.req.query('dry_run')) });
     },
     reloadCredentials: async () => options.reloadCredentials(),
     info: async () => {
@@ -147,6 +171,14 @@ export function createAdminApp(options: AdminAppOptions): Hono {
       if (!options.cluster)
         throw new AdminError('ADMIN_NOT_FOUND', 'this daemon runs in single-host mode (no cluster.yaml)');
       return options.cluster();
+    },
+    agents: async () => {
+      if (!options.agents) throw new AdminError('ADMIN_NOT_FOUND', 'no agent information here');
+      return options.agents();
+    },
+    reloads: async () => {
+      if (!options.reloads) throw new AdminError('ADMIN_NOT_FOUND', 'no reload history here');
+      return options.reloads();
     },
   };
 
@@ -174,6 +206,8 @@ export function createAdminApp(options: AdminAppOptions): Hono {
     });
   }
 
+  if (options.pages) app.route('/', options.pages.app);
+
   app.notFound((c) => {
     const routes = routesForPath(c.req.path);
     const methods = [...new Set(routes.map((r) => r.method))];
@@ -198,6 +232,18 @@ export function createAdminApp(options: AdminAppOptions): Hono {
   });
 
   return app;
+}
+
+/** A browser's page load (not the JSON API): what the pages answer, a 401 included. */
+function isPageRequest(c: Context): boolean {
+  return (c.req.method === 'GET' || c.req.method === 'HEAD') && !c.req.path.startsWith('/admin/');
+}
+
+/** `?dry_run=1` (or `true`) previews; absent, `0` or `false` reloads; anything else is a mistake. */
+function dryRunOf(value: string | undefined): boolean {
+  if (value === undefined || value === '0' || value === 'false') return false;
+  if (value === '' || value === '1' || value === 'true') return true;
+  throw new AdminError('ADMIN_BAD_REQUEST', `dry_run must be 1 or 0 (true or false), not "${value}"`);
 }
 
 /** Errors with a meaning for the caller: our own, and the poller service's codes. */

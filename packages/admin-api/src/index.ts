@@ -1,9 +1,13 @@
 export { createMetricsApp, type MetricsAppOptions } from './metrics.js';
 export { parseListen, serveAdmin, serveApp, type ServedApp, type ServeOptions } from './serve.js';
-export { createAdminApp, type AdminAppOptions, type AdminPollers } from './app.js';
+export { createAdminApp, type AdminAppOptions, type AdminPages, type AdminPollers } from './app.js';
 export type {
+  AdminAgent,
+  AdminAgentList,
   AdminErrorBody,
   AdminClusterStatus,
+  AdminReloadRecord,
+  AdminReloads,
   AdminInfo,
   AdminJobDetail,
   AdminJobList,

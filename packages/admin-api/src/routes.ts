@@ -13,6 +13,8 @@ export type AdminRouteName =
   | 'reloadPollers'
   | 'reloadCredentials'
   | 'info'
+  | 'agents'
+  | 'reloads'
   | 'cluster';
 
 export interface AdminRoute {
@@ -57,16 +59,16 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'POST',
     path: '/admin/pollers/reload',
     purpose:
-      'Re-read the config directory and apply the poller diff. Every job is validated before any running job is touched; an invalid job keeps running on its old definition.',
-    request: 'empty, or `{}`',
+      'Re-read the config directory and apply the poller diff. Every job is validated before any running job is touched; an invalid job keeps running on its old definition. With `?dry_run=1` (a preview) the same pipeline reads, validates and plans, then stops: nothing is applied, no version is minted, no job is touched.',
+    request: 'empty, or `{}`; query `dry_run=1` for a preview',
     responses: [
       {
         status: 200,
-        body: '`ReloadPlan` of this reload: `{"add": [id], "replace": [id], "remove": [id], "keep": [id], "rejected": [{"id", "errors": [string]}], "errors": [string]}`, every list sorted. A rejected job that was running is in `keep` too (its previous definition keeps running). `errors` names files the reload could not apply, such as a YAML error in pollers.yaml (its jobs then run as before).',
+        body: '`ReloadPlan` of this reload: `{"add": [id], "replace": [id], "remove": [id], "keep": [id], "rejected": [{"id", "errors": [string]}], "errors": [string], "dry_run": bool, "version", "agents": {"applied": [id], "rejected": [{"agent_id", "reason"}], "restart_required": [{"agent_id"?, "field"}]}}`, every list sorted. A rejected job that was running is in `keep` too (its previous definition keeps running). `errors` names files the reload could not apply, such as a YAML error in pollers.yaml (its jobs then run as before). `version` is the configuration version the daemon runs on after the reload (a preview: would run on).',
       },
       {
         status: 400,
-        body: '`ADMIN_BAD_REQUEST`: nothing was applied (a global file is invalid, every agent was rejected, or pollers.yaml turned the subsystem off, which needs a restart); the message lists the located reasons.',
+        body: '`ADMIN_BAD_REQUEST`: nothing was applied (a global file is invalid, every agent was rejected, or pollers.yaml turned the subsystem off, which needs a restart; a preview: nothing would be); the message lists the located reasons. Also a `dry_run` other than `1`, `true`, `0` or `false`.',
       },
     ],
     pollers: true,
@@ -81,7 +83,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     responses: [
       {
         status: 200,
-        body: '`JobDetail`: `JobSummary` plus `config` (secrets redacted), `deliver`, `failure_to`, `cursor` `{present, bytes}`, `seen_ids`, `baselined`, `last_failure_alert_at`, `lease` `{holder, epoch, expires_at}` or `null`.',
+        body: '`JobDetail`: `JobSummary` plus `config` (secrets redacted), `deliver`, `failure_to`, `cursor` `{present, bytes}`, `seen_ids`, `baselined`, `last_failure_alert_at`, `lease` `{holder, epoch, expires_at}` or `null`, `recent_deliveries` `[{item, channel, to, at, ok}]` and `recent_errors` `[{at, message, reason}]` (the last 20 since the daemon started, newest first).',
       },
       UNKNOWN,
     ],
@@ -168,6 +170,38 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
       {
         status: 200,
         body: '`{"version", "pid", "started_at", "config_dir", "data_dir", "broker": {"kind", "socket"?}}`: daemon version, process id, start time (RFC 3339), config and data directories, broker kind and local broker socket.',
+      },
+    ],
+    pollers: false,
+    mutation: false,
+  },
+  {
+    name: 'agents',
+    method: 'GET',
+    path: '/admin/agents',
+    purpose:
+      'Every agent as it runs now: the version it runs on, its model, its bindings with their allowed tools and outbound allowlists; and every agent file that runs no definition.',
+    request: 'none',
+    responses: [
+      {
+        status: 200,
+        body: '`{"agents": [{"id", "version", "model": {"provider", "name"}, "bindings": [{"plugin", "instance", "allowed_tools": [string], "outbound_allowlist": {channel: [recipient]}}]}], "invalid": [{"id", "reason"}]}`, sorted by id.',
+      },
+    ],
+    pollers: false,
+    mutation: false,
+  },
+  {
+    name: 'reloads',
+    method: 'GET',
+    path: '/admin/reloads',
+    purpose:
+      'The running configuration version, whether the last load applied with nothing rejected, and the applied versions (the last 50) with what triggered each.',
+    request: 'none',
+    responses: [
+      {
+        status: 200,
+        body: '`{"version", "last_reload_successful": bool, "history": [{"version", "at", "triggers": [string], "applied", "rejected"}]}`, newest first; a trigger is `start`, `cli`, `watcher`, `admin` or `signal`.',
       },
     ],
     pollers: false,

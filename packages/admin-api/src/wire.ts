@@ -48,6 +48,10 @@ export interface AdminJobDetail extends AdminJobSummary {
   baselined?: boolean;
   last_failure_alert_at?: string | null;
   lease?: { holder: string | null; epoch: number; expires_at: string } | null;
+  /** The job's last deliveries since the daemon started, newest first. */
+  recent_deliveries?: { item: string; channel: string; to: string; at: string; ok: boolean }[];
+  /** The job's last warnings and errors since the daemon started, newest first. */
+  recent_errors?: { at: string; message: string; reason: string | null }[];
 }
 
 /** `POST /admin/pollers/:id/run`. */
@@ -67,6 +71,16 @@ export interface ReloadPlanJson {
   rejected: { id: string; errors: string[] }[];
   /** Files the reload could not apply (e.g. a YAML error in pollers.yaml: its jobs run as before). */
   errors?: string[];
+  /** `true` for a preview (`?dry_run=1`): nothing was applied. */
+  dry_run?: boolean;
+  /** The configuration version the daemon runs on after this reload (for a preview: would run on). */
+  version?: number;
+  /** What the reload made (or would make) of the agents, with located reasons. */
+  agents?: {
+    applied: string[];
+    rejected: { agent_id: string; reason: string }[];
+    restart_required: { agent_id?: string; field: string }[];
+  };
 }
 
 /** `POST /admin/credentials/reload`. */
@@ -86,6 +100,48 @@ export interface AdminInfo {
   config_dir: string;
   data_dir: string;
   broker: { kind: 'local' | 'nats'; socket?: string };
+  /** The metrics endpoint, when `runtime.yaml` `metrics.enabled`. */
+  metrics_url?: string;
+}
+
+/** `GET /admin/agents`: every agent as it runs now. */
+export interface AdminAgent {
+  id: string;
+  /** The configuration version the agent runs on. */
+  version: number;
+  model: { provider: string; name: string };
+  bindings: {
+    plugin: string;
+    instance: string;
+    allowed_tools: string[];
+    /** Channel -> recipients the agent may send to. */
+    outbound_allowlist: Record<string, string[]>;
+  }[];
+}
+
+/** One applied configuration version. */
+export interface AdminReloadRecord {
+  version: number;
+  /** RFC 3339. */
+  at: string;
+  /** What asked for it: `start`, `cli`, `watcher`, `admin` or `signal` (coalesced triggers are all named). */
+  triggers: string[];
+  applied: number;
+  rejected: number;
+}
+
+/** `GET /admin/reloads`: the running version, how the last load went, and the applied versions, newest first. */
+export interface AdminReloads {
+  version: number;
+  last_reload_successful: boolean;
+  history: AdminReloadRecord[];
+}
+
+/** `GET /admin/agents`. */
+export interface AdminAgentList {
+  agents: AdminAgent[];
+  /** Agents whose file is invalid and that run no definition, with the located reason. */
+  invalid: { id: string; reason: string }[];
 }
 
 /** The one error body every endpoint answers with. */

@@ -188,7 +188,7 @@ export function formatRunResult(id: string, r: AdminRunResult, color = false): s
 /** `agent pollers reload`: counts, then one line per added, replaced, removed and rejected job. */
 export function formatReloadPlan(plan: ReloadPlanJson, color = false): string[] {
   const lines = [
-    `pollers reload: add=${plan.add.length} replace=${plan.replace.length} remove=${plan.remove.length} keep=${plan.keep.length} rejected=${plan.rejected.length + (plan.errors ?? []).length}`,
+    `pollers reload${plan.dry_run ? ' preview (nothing applied)' : ''}: add=${plan.add.length} replace=${plan.replace.length} remove=${plan.remove.length} keep=${plan.keep.length} rejected=${plan.rejected.length + (plan.errors ?? []).length}`,
   ];
   for (const id of plan.add) lines.push(`  ${paint.green('+', color)} ${id}`);
   for (const id of plan.replace) lines.push(`  ${paint.yellow('~', color)} ${id}`);

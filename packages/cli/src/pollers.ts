@@ -36,6 +36,8 @@ export interface PollersArgs {
   id?: string;
   json?: boolean;
   yes?: boolean;
+  /** `reload` only: preview the plan, apply nothing. */
+  dryRun?: boolean;
   adminUrl?: string;
   configDir: string;
 }
@@ -115,7 +117,8 @@ export async function runPollers(io: CliIO, args: PollersArgs): Promise<number> 
         return 0;
       }
       case 'reload': {
-        const body = await adminRequest<ReloadPlanJson>(target, 'POST', '/admin/pollers/reload', {
+        const path = `/admin/pollers/reload${args.dryRun ? '?dry_run=1' : ''}`;
+        const body = await adminRequest<ReloadPlanJson>(target, 'POST', path, {
           timeoutMs: RUN_TIMEOUT_MS,
         });
         if (args.json) json(body);
@@ -163,7 +166,7 @@ function sub(
   action: PollersAction,
   describe: string,
   extra: (y: Argv<CommonArgs>) => Argv<CommonArgs> = (y) => y,
-): CommandModule<object, CommonArgs & { id?: string; yes?: boolean }> {
+): CommandModule<object, CommonArgs & { id?: string; yes?: boolean; 'dry-run'?: boolean }> {
   const withId = action !== 'list' && action !== 'reload';
   return {
     command: withId ? `${action} <id>` : action,
@@ -181,6 +184,7 @@ function sub(
           ...(argv.id !== undefined ? { id: String(argv.id) } : {}),
           json: argv.json,
           yes: Boolean(argv.yes),
+          ...(argv['dry-run'] ? { dryRun: true } : {}),
           ...(argv['admin-url'] !== undefined ? { adminUrl: argv['admin-url'] } : {}),
           configDir: argv['config-dir'],
         }),
@@ -260,7 +264,13 @@ export function pollersCommand(io: CliIO): CommandModule<object, object> {
         .command(
           withExit(
             'reload',
-            'Re-read the config and apply the poller diff; print the plan and rejected jobs',
+            'Re-read the config and apply the poller diff; print the plan and rejected jobs (--dry-run: preview, apply nothing; the exit codes say what the reload would do)',
+            (y) =>
+              y.option('dry-run', {
+                type: 'boolean',
+                default: false,
+                describe: 'Preview: validate and plan like a reload, apply nothing',
+              }) as never,
           ),
         )
         .demandCommand(1, 'name a pollers command: list, show, run, pause, resume, reset or reload')

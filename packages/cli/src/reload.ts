@@ -23,6 +23,10 @@ export interface ReloadAck {
   errors: { file: string; reason: string }[];
   restart_required: { agent_id?: string; field: string }[];
   elapsed_ms: number;
+  /** A preview (`agent reload --dry-run`): nothing was applied; `version` is the one the reload would run on. */
+  dry_run?: boolean;
+  /** The poller jobs' plan, when the poller subsystem planned (its rejections are `rejected_jobs`). */
+  pollers?: { add: string[]; replace: string[]; remove: string[]; keep: string[] };
 }
 
 export const NO_ACK_MESSAGE = `no control.reload.ack received within ${RELOAD_ACK_TIMEOUT_MS / 1000} s: the daemon is not running, or runtime.reload.enabled is false`;
@@ -42,10 +46,11 @@ export function rejectedCount(ack: ReloadAck): number {
  */
 export function formatReloadAck(ack: ReloadAck, color = false): string[] {
   const lines = [
-    `reload v${ack.version}: applied=${ack.applied.length} rejected=${rejectedCount(ack)} elapsed=${Math.round(ack.elapsed_ms)}ms`,
+    `${ack.dry_run ? 'reload preview (nothing applied): would run ' : 'reload '}v${ack.version}: applied=${ack.applied.length} rejected=${rejectedCount(ack)} elapsed=${Math.round(ack.elapsed_ms)}ms`,
   ];
   const bad = paint.red('✗', color);
   for (const id of ack.applied) lines.push(`  ${paint.green('✓', color)} ${id}`);
+  if (ack.dry_run && ack.pollers) lines.push(...previewJobLines(ack.pollers, color));
   for (const r of ack.rejected) lines.push(`  ${bad} ${r.agent_id}: ${r.reason}`);
   for (const j of ack.rejected_jobs ?? [])
     lines.push(
@@ -59,6 +64,15 @@ export function formatReloadAck(ack: ReloadAck, color = false): string[] {
   return lines;
 }
 
+/** A preview also shows the jobs it would add (+), replace (~) and remove (-). */
+function previewJobLines(p: NonNullable<ReloadAck['pollers']>, color: boolean): string[] {
+  return [
+    ...p.add.map((id) => `  ${paint.green('+', color)} job ${id}`),
+    ...p.replace.map((id) => `  ${paint.yellow('~', color)} job ${id}`),
+    ...p.remove.map((id) => `  ${paint.red('-', color)} job ${id}`),
+  ];
+}
+
 /** 0 when nothing was rejected; 2 ("needs attention") when any agent, job or file was rejected. */
 export function reloadExitCode(ack: ReloadAck): number {
   return rejectedCount(ack) > 0 ? 2 : 0;
@@ -67,11 +81,12 @@ export function reloadExitCode(ack: ReloadAck): number {
 export interface ReloadArgs {
   'config-dir': string;
   json: boolean;
+  'dry-run': boolean;
 }
 
 export async function runReload(
   io: CliIO,
-  args: { configDir: string; json: boolean; timeoutMs?: number },
+  args: { configDir: string; json: boolean; dryRun?: boolean; timeoutMs?: number },
 ): Promise<number> {
   const { config, errors } = loadClientConfig(args.configDir, { cwd: io.cwd, env: io.env });
   if (!config) {
@@ -92,12 +107,15 @@ export async function runReload(
     );
     const timeoutMs = args.timeoutMs ?? RELOAD_ACK_TIMEOUT_MS;
     const subjects = { subject: RELOAD_SUBJECT, ackSubject: RELOAD_ACK_SUBJECT };
-    const clustered = await tryClusterReload(io, broker, { json: args.json, timeoutMs, ...subjects });
+    // A preview changes nothing, and every daemon of a cluster runs the same bundle: one answer is enough.
+    const clustered = args.dryRun
+      ? undefined
+      : await tryClusterReload(io, broker, { json: args.json, timeoutMs, ...subjects });
     if (clustered !== undefined) return clustered;
     const ack = (await requestWithAck(broker, {
       subject: RELOAD_SUBJECT,
       ackSubject: RELOAD_ACK_SUBJECT,
-      data: { request_id: randomUUID(), requested_by: 'cli' },
+      data: { request_id: randomUUID(), requested_by: 'cli', ...(args.dryRun ? { dry_run: true } : {}) },
       timeoutMs: args.timeoutMs ?? RELOAD_ACK_TIMEOUT_MS,
     })) as ReloadAck;
     if (args.json) io.out(JSON.stringify(ack, null, 2));
@@ -135,11 +153,18 @@ export function reloadCommand(io: CliIO): CommandModule<object, ReloadArgs> {
           describe: 'Config directory of the daemon',
         })
         .option('json', { type: 'boolean', default: false, describe: 'Print the ack as JSON' })
+        .option('dry-run', {
+          type: 'boolean',
+          default: false,
+          describe: 'Preview: validate and plan like a reload, apply nothing',
+        })
         .epilogue(
-          'Exit codes: 0 applied with nothing rejected; 1 no ack (daemon not reachable, runtime.reload.enabled: false, or no answer within 5 s), unreadable config dir; 2 anything rejected (an agent, a job or a file; the rest applied), or usage error. In cluster mode, 3: a live daemon did not answer, or the daemons disagree on the config.',
+          'Exit codes: 0 applied with nothing rejected; 1 no ack (daemon not reachable, runtime.reload.enabled: false, or no answer within 5 s), unreadable config dir; 2 anything rejected (an agent, a job or a file; the rest applied), or usage error. With --dry-run the codes say what the reload would do. In cluster mode, 3: a live daemon did not answer, or the daemons disagree on the config.',
         ) as unknown as Argv<ReloadArgs>,
     handler: async (argv: ArgumentsCamelCase<ReloadArgs>) => {
-      io.setExitCode(await runReload(io, { configDir: argv['config-dir'], json: argv.json }));
+      io.setExitCode(
+        await runReload(io, { configDir: argv['config-dir'], json: argv.json, dryRun: argv['dry-run'] }),
+      );
     },
   };
 }

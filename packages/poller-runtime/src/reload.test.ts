@@ -55,6 +55,32 @@ describe('reload', () => {
     expect(h.dispatcher.texts()).toContain('Changed item 2');
   });
 
+  it('previewReload answers the plan reload applies next, and touches nothing', async () => {
+    const h = setup([job('keep'), job('chg'), job('gone')]);
+    h.fake.setDefault({ items: [] });
+    await h.service.start();
+    await h.clock.advance(0);
+    const target = h.next([
+      job('keep'),
+      job('chg', { config: { message_template: 'Changed {title}' } }),
+      job('new'),
+      job('bad', { agent: 'nobody' }),
+    ]);
+    const before = await h.service.list();
+    const preview = h.service.previewReload(target);
+    expect(preview).toEqual({
+      add: ['new'],
+      replace: ['chg'],
+      remove: ['gone'],
+      keep: ['keep'],
+      rejected: [{ id: 'bad', errors: [expect.stringMatching(/agent "nobody" does not exist/)] }],
+    });
+    expect(await h.service.list()).toEqual(before);
+    expect(h.service.rejectedJobs()).toEqual([]);
+    expect(h.logger.find('poller job rejected')).toEqual([]);
+    expect(await h.service.reload(target)).toEqual(preview);
+  });
+
   it('an invalid new definition keeps the job running on its old one', async () => {
     const h = setup([job('a')]);
     h.fake.setDefault({ items: [] });

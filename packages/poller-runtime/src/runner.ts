@@ -59,10 +59,15 @@ export function createRunner(options: RunnerOptions): Runner {
   const rejected = createRejectedJobs({ logger, metrics, redact: env.redact, running: (id) => jobs.has(id) });
   const api = createOperatorApi({ env, jobs, scheduler, rejected, stopped: isStopped });
 
-  const reload = async (next: RuntimeConfigView): Promise<ReloadPlan> => {
+  // One way to plan, for the reload and for its preview: validate every job of `next`, diff against the running.
+  const planFor = (next: RuntimeConfigView) => {
     const result = validJobsOf(next, registry);
     const running = [...jobs.values()].map((rt) => rt.def);
-    const plan = planReload(running, result.valid, result.rejected);
+    return { result, plan: planReload(running, result.valid, result.rejected) };
+  };
+
+  const reload = async (next: RuntimeConfigView): Promise<ReloadPlan> => {
+    const { result, plan } = planFor(next);
     // Everything is validated; only now are running jobs touched.
     config.snapshot = next;
     await shared.dropChanged();
@@ -76,6 +81,7 @@ export function createRunner(options: RunnerOptions): Runner {
   return {
     ...api,
     reload,
+    previewReload: (next) => planFor(next).plan,
 
     async start() {
       if (started) return;

@@ -1,0 +1,192 @@
+// The console mounted on the real admin app: its headers, its token page, and every cross-site refusal of
+// the JSON API applying to it and to the mutations its buttons send.
+import { createAdminApp, type AdminJobSummary, type AdminPollers } from '@agent/admin-api';
+import { createMemoryLogger } from '@agent/log';
+import { describe, expect, it } from 'vitest';
+import { createConsole } from './console.js';
+
+const SUMMARY: AdminJobSummary = {
+  id: 'news',
+  kind: 'rss',
+  agent: 'a',
+  schedule: 'every 60s',
+  paused: false,
+  breaker: 'open',
+  consecutive_errors: 5,
+  last_status: 'transient',
+  last_run_at: '2026-03-01T08:00:00.000Z',
+  next_run_at: '2026-03-01T08:01:00.000Z',
+};
+
+function setup(token: string | null = null) {
+  const calls: string[] = [];
+  const pollers: AdminPollers = {
+    list: async () => [SUMMARY, { ...SUMMARY, id: 'calm', breaker: 'closed', consecutive_errors: 0 }],
+    show: async (id) => ({
+      ...SUMMARY,
+      id,
+      config: { feed_url: 'https://x.example/f', api_token: 'sekrit-123' },
+    }),
+    run: async (id) => (calls.push(`run ${id}`), { status: 'ok', items_seen: 0, items_dispatched: 0 }),
+    pause: async (id) => (calls.push(`pause ${id}`), SUMMARY),
+    resume: async (id) => (calls.push(`resume ${id}`), SUMMARY),
+    reset: async (id) => (calls.push(`reset ${id}`), SUMMARY),
+  };
+  let app: ReturnType<typeof createAdminApp> | undefined;
+  const pages = createConsole({ api: async (path, init) => app!.request(path, init) });
+  app = createAdminApp({
+    pollers,
+    token,
+    reloadPollers: async () => (
+      calls.push('reload'),
+      { add: [], replace: [], remove: [], keep: [], rejected: [] }
+    ),
+    reloadCredentials: async () => ({ channels: [], pollers: true }),
+    logger: createMemoryLogger(),
+    pages,
+  });
+  const req = (path: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
+    app!.request(path, { ...init, headers: { host: '127.0.0.1:9091', ...init.headers } });
+  return { req, calls };
+}
+
+describe('console pages', () => {
+  it('set a strict CSP, forbid framing, send no referrer and are never cached', async () => {
+    const { req } = setup();
+    for (const path of ['/', '/jobs/news', '/agents', '/reload']) {
+      const res = await req(path);
+      expect(res.headers.get('content-type'), path).toBe('text/html; charset=utf-8');
+      expect(res.headers.get('content-security-policy'), path).toBe(
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      );
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(res.headers.get('referrer-policy'), path).toBe('no-referrer');
+      expect(res.headers.get('cache-control'), path).toBe('no-store');
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+      const html = await res.text();
+      // No inline code: the one script is a file of this server.
+      expect(html.match(/<script[^>]*>/g), path).toEqual(['<script type="module" src="/console/app.js">']);
+      expect(html, path).not.toMatch(/ on[a-z]+=| style=/);
+    }
+  });
+
+  it('render the API answers: jobs with their breaker, a job with its secrets redacted', async () => {
+    const { req } = setup();
+    const jobs = await (await req('/')).text();
+    expect(jobs).toContain('<tr data-job="news" data-breaker="open" data-paused="no">');
+    expect(jobs).toContain('2 of 2 job(s)');
+    expect(await (await req('/?q=calm')).text()).toContain('1 of 2 job(s)');
+    const job = await (await req('/jobs/news')).text();
+    expect(job).toContain('[redacted]');
+    expect(job).not.toContain('sekrit-123');
+  });
+
+  it('serve their script and style sheet, and nothing else under /console/', async () => {
+    const { req } = setup();
+    const js = await req('/console/app.js');
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect((await req('/console/style.css')).headers.get('content-type')).toBe('text/css; charset=utf-8');
+    for (const bad of ['/console/app.d.ts', '/console/..%2fpackage.json', '/console/nope.js'])
+      expect((await req(bad)).status, bad).toBe(404);
+  });
+});
+
+describe('console security: refused exactly like the JSON API', () => {
+  const cases: [string, string, string, Record<string, string>, number, string][] = [
+    [
+      'a foreign Origin',
+      'POST',
+      '/admin/pollers/news/pause',
+      { origin: 'http://evil.example' },
+      403,
+      'ADMIN_CROSS_SITE',
+    ],
+    ['Origin null', 'POST', '/admin/pollers/news/run', { origin: 'null' }, 403, 'ADMIN_CROSS_SITE'],
+    [
+      'Sec-Fetch-Site: cross-site',
+      'POST',
+      '/admin/pollers/news/reset',
+      { 'sec-fetch-site': 'cross-site', 'content-type': 'application/json' },
+      403,
+      'ADMIN_CROSS_SITE',
+    ],
+    [
+      'a form post',
+      'POST',
+      '/admin/pollers/news/pause',
+      { 'content-type': 'application/x-www-form-urlencoded' },
+      403,
+      'ADMIN_CONTENT_TYPE',
+    ],
+    [
+      'a text/plain post',
+      'POST',
+      '/admin/pollers/reload',
+      { 'content-type': 'text/plain' },
+      403,
+      'ADMIN_CONTENT_TYPE',
+    ],
+    [
+      'a bad Host (DNS rebinding)',
+      'POST',
+      '/admin/pollers/news/pause',
+      { host: 'evil.example:9091' },
+      403,
+      'ADMIN_HOST_NOT_LOOPBACK',
+    ],
+    ['a page with a bad Host', 'GET', '/', { host: 'evil.example' }, 403, 'ADMIN_HOST_NOT_LOOPBACK'],
+    [
+      'a page loaded cross-site',
+      'GET',
+      '/jobs/news',
+      { 'sec-fetch-site': 'cross-site' },
+      403,
+      'ADMIN_CROSS_SITE',
+    ],
+    [
+      'a page framed by another origin',
+      'GET',
+      '/reload',
+      { origin: 'http://evil.example' },
+      403,
+      'ADMIN_CROSS_SITE',
+    ],
+  ];
+  it.each(cases)('%s is refused and changes nothing', async (_name, method, path, headers, status, code) => {
+    const { req, calls } = setup();
+    const body = method === 'POST' && headers['content-type'] ? '{"confirm":true}' : undefined;
+    const res = await req(path, { method, headers, ...(body ? { body } : {}) });
+    expect(res.status).toBe(status);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe(code);
+    expect(calls).toEqual([]);
+  });
+
+  it('the buttons’ same-origin requests pass', async () => {
+    const { req, calls } = setup();
+    const own = { origin: 'http://127.0.0.1:9091', 'sec-fetch-site': 'same-origin' };
+    expect((await req('/admin/pollers/news/pause', { method: 'POST', headers: own })).status).toBe(200);
+    const reset = await req('/admin/pollers/news/reset', {
+      method: 'POST',
+      headers: { ...own, 'content-type': 'application/json' },
+      body: '{"confirm":true}',
+    });
+    expect(reset.status).toBe(200);
+    expect(calls).toEqual(['pause news', 'reset news']);
+  });
+
+  it('with a token: pages ask for it, the script and style need none, the API and pages need it', async () => {
+    const { req } = setup('tok-3f9a1c2b');
+    const page = await req('/');
+    expect(page.status).toBe(401);
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    const html = await page.text();
+    expect(html).toContain('id="token-form"');
+    expect(html).not.toContain('data-job');
+    expect((await req('/console/app.js')).status).toBe(200);
+    expect((await req('/admin/pollers')).status).toBe(401);
+    const authed = await req('/', { headers: { authorization: 'Bearer tok-3f9a1c2b' } });
+    expect(authed.status).toBe(200);
+    expect(await authed.text()).toContain('data-job="news"');
+  });
+});

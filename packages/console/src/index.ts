@@ -1,0 +1,1 @@
+export { createConsole, type ConsoleOptions } from './console.js';
