@@ -31,7 +31,12 @@ export async function ensureRow(c: Queryable, t: PgNames, jobId: string): Promis
   return r.rowCount === 1;
 }
 
-export async function patchState(c: Queryable, t: PgNames, jobId: string, patch: JobStatePatch): Promise<void> {
+export async function patchState(
+  c: Queryable,
+  t: PgNames,
+  jobId: string,
+  patch: JobStatePatch,
+): Promise<void> {
   const { sets, values } = patchClause(patch, 2);
   if (sets.length === 0) return;
   await c.query(`UPDATE ${t.job} SET ${sets.join(', ')} WHERE job_id = $1`, [jobId, ...values]);

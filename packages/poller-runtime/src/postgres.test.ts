@@ -62,17 +62,20 @@ describe('PostgreSQL store: claims', () => {
   it('a daemon on an older configuration version claims only jobs that version defined', async () => {
     await store.reconcile([entry('old')], 1);
     await store.reconcile([entry('old'), entry('new')], 2);
-    expect((await store.claimDue('old-daemon', { limit: 10, configVersion: 1 })).claims.map((c) => c.jobId)).toEqual([
-      'old',
-    ]);
-    expect((await store.claimDue('new-daemon', { limit: 10, configVersion: 2 })).claims.map((c) => c.jobId)).toEqual([
-      'new',
-    ]);
+    expect(
+      (await store.claimDue('old-daemon', { limit: 10, configVersion: 1 })).claims.map((c) => c.jobId),
+    ).toEqual(['old']);
+    expect(
+      (await store.claimDue('new-daemon', { limit: 10, configVersion: 2 })).claims.map((c) => c.jobId),
+    ).toEqual(['new']);
   });
 
   it('SKIP LOCKED: two daemons claiming at once never get the same job', async () => {
     const other = await createPostgresStateStore({ pool: scratch.openPool(), schema: scratch.schema });
-    await store.reconcile(Array.from({ length: 40 }, (_, i) => entry(`j${i}`)), 1);
+    await store.reconcile(
+      Array.from({ length: 40 }, (_, i) => entry(`j${i}`)),
+      1,
+    );
     const [x, y] = await Promise.all([
       store.claimDue('A', { limit: 25, configVersion: 1 }),
       other.claimDue('B', { limit: 25, configVersion: 1 }),
@@ -147,7 +150,10 @@ describe('PostgreSQL store: reconcile', () => {
   });
 
   it('adds, replaces (revoking the lease), keeps and removes; paused_on_boot only on add or when it turns on', async () => {
-    await store.reconcile([entry('keep'), entry('swap'), entry('drop'), entry('boot', { pausedOnBoot: true })], 1);
+    await store.reconcile(
+      [entry('keep'), entry('swap'), entry('drop'), entry('boot', { pausedOnBoot: true })],
+      1,
+    );
     expect((await store.load('boot'))!.paused).toBe(true);
     await store.commit('boot', { state: { paused: false } });
     const held = (await store.claimById('swap', 'A'))!;

@@ -73,7 +73,12 @@ async function scheduledTick(deps: ScheduledTickDeps, rt: JobRuntime): Promise<N
   }
 }
 
-async function underLease(deps: ScheduledTickDeps, rt: JobRuntime, lease: LeaseSession): Promise<NextArm> {
+/** The tick of a job whose lease this process holds (a timer's grant, or a claim in cluster mode). */
+export async function underLease(
+  deps: Pick<ScheduledTickDeps, 'env' | 'stopped'>,
+  rt: JobRuntime,
+  lease: LeaseSession,
+): Promise<NextArm> {
   const { env } = deps;
   const def = rt.def;
   const stored = await env.store.load(def.id);

@@ -43,7 +43,7 @@ storeContract(
     const scratch = await scratchSchema('pr');
     const store = await createPostgresStateStore({ pool: scratch.pool, schema: scratch.schema });
     schemas.set(store, scratch);
-    return { store, ttl: 150, expire: () => sleep(200) };
+    return { store, ttl: 150, expire: async () => void (await sleep(200)) };
   },
   async ({ store }) => {
     await store.close();

@@ -52,7 +52,10 @@ const behaviours: [string, (t: StoreUnderTest) => Promise<void>][] = [
     'init inserts a missing row once and leaves an existing one as it is',
     async ({ store: s }) => {
       expect(await s.load('j')).toBeNull();
-      expect(await s.init('j', { sourceKey: 'a', paused: true })).toMatchObject({ sourceKey: 'a', paused: true });
+      expect(await s.init('j', { sourceKey: 'a', paused: true })).toMatchObject({
+        sourceKey: 'a',
+        paused: true,
+      });
       expect(await s.init('j', { sourceKey: 'b' })).toMatchObject({ sourceKey: 'a', paused: true });
     },
   ],
@@ -77,7 +80,11 @@ const behaviours: [string, (t: StoreUnderTest) => Promise<void>][] = [
     'deleteJob removes the state, seen ids and deliveries of the job only',
     async ({ store: s }) => {
       for (const id of ['j', 'k'])
-        await s.commit(id, { state: { cursor: id }, addSeen: ['x'], delivery: { itemId: 'x', channel: 'c', to: 't', at: 1 } });
+        await s.commit(id, {
+          state: { cursor: id },
+          addSeen: ['x'],
+          delivery: { itemId: 'x', channel: 'c', to: 't', at: 1 },
+        });
       await s.deleteJob('j');
       expect(await s.load('j')).toBeNull();
       expect(await s.seenCount('j')).toBe(0);
@@ -112,7 +119,9 @@ const behaviours: [string, (t: StoreUnderTest) => Promise<void>][] = [
       await s.commit('j', { state: { cursor: 'from-A' } }, a);
       await expire();
       const b = (await s.acquireLease('j', 'B', ttl))!;
-      await expect(s.commit('j', { state: { cursor: 'stale' }, addSeen: ['x'] }, a)).rejects.toMatchObject(lost);
+      await expect(s.commit('j', { state: { cursor: 'stale' }, addSeen: ['x'] }, a)).rejects.toMatchObject(
+        lost,
+      );
       expect(await s.renewLease('j', a, ttl)).toBe(false);
       expect((await s.load('j'))!.cursor).toBe('from-A');
       expect(await s.seenCount('j')).toBe(0);
