@@ -28,8 +28,11 @@ export interface ClaimLoopDeps {
   trusted(): boolean;
   maxConcurrentTicks: number;
   pollMaxMs: number;
-  /** Runs the claimed job's tick under its lease (`asked`: when the claim was sent, monotonic). */
-  runClaim(rt: JobRuntime, claim: JobClaim, asked: number): Promise<void>;
+  /**
+   * Runs the claimed job's tick under its lease (`asked`: when the claim was sent, monotonic); resolves to
+   * the job's next run time (database clock) when the tick decided one.
+   */
+  runClaim(rt: JobRuntime, claim: JobClaim, asked: number): Promise<number | null>;
 }
 
 export interface ClaimLoop {
@@ -47,6 +50,9 @@ export function createClaimLoop(deps: ClaimLoopDeps): ClaimLoop {
   let inFlight = 0;
   let woken = false;
   let wakeUp: (() => void) | null = null;
+  let rearm: ((at: number) => void) | null = null;
+  /** Host time by which the loop must look again: a tick ended and named its next run. */
+  let lookBy: number | null = null;
   let loopDone: Promise<void> = Promise.resolve();
   let failing = false;
 
@@ -56,14 +62,27 @@ export function createClaimLoop(deps: ClaimLoopDeps): ClaimLoop {
   };
   const sleepFor = (ms: number) =>
     new Promise<void>((resolve) => {
-      if (woken || ms <= 0) return resolve();
-      const timer = clock.setTimer(() => wakeUp?.(), ms);
+      let deadline = Math.min(clock.now() + ms, lookBy ?? Infinity);
+      if (woken || deadline <= clock.now()) return resolve();
+      let timer = clock.setTimer(() => wakeUp?.(), deadline - clock.now());
       wakeUp = () => {
-        wakeUp = null;
+        wakeUp = rearm = null;
         clock.clearTimer(timer);
         resolve();
       };
+      rearm = (at) => {
+        if (at >= deadline) return;
+        deadline = at;
+        clock.clearTimer(timer);
+        timer = clock.setTimer(() => wakeUp?.(), Math.max(0, at - clock.now()));
+      };
     });
+  /** A tick ended with its next run at `dbAt`: the loop looks again by then, not after pollMaxMs. */
+  const lookAgainAt = (dbAt: number) => {
+    const at = dbAt - deps.dbClock.skewMs();
+    lookBy = Math.min(lookBy ?? Infinity, at);
+    rearm?.(at);
+  };
 
   const abortAll = (reason: Error) => {
     for (const rt of deps.jobs.values()) rt.tick?.abort(reason);
@@ -80,6 +99,9 @@ export function createClaimLoop(deps: ClaimLoopDeps): ClaimLoop {
     metrics.jobsHeld(inFlight);
     void deps
       .runClaim(rt, claim, asked)
+      .then((next) => {
+        if (next !== null) lookAgainAt(next);
+      })
       .catch((err: unknown) =>
         logger.error('poller claimed tick failed', { job_id: claim.jobId, reason: safeReason(err) }),
       )
@@ -132,6 +154,8 @@ export function createClaimLoop(deps: ClaimLoopDeps): ClaimLoop {
   const loop = async () => {
     while (running) {
       woken = false;
+      // The claim sees every job released before it, ticks ending from now on set it again.
+      lookBy = null;
       const ms = await round();
       if (running) await sleepFor(ms);
     }

@@ -113,20 +113,18 @@ export function createClusterOperatorApi(deps: ClusterOperatorDeps): OperatorApi
   return {
     async list() {
       const rows = new Map((await store.clusterJobs()).map((r) => [r.state.jobId, r]));
-      return [...jobs.keys()]
-        .sort()
-        .map((id) =>
-          summarize(
-            jobs.get(id)!,
-            rows.get(id) ?? {
-              state: emptyJobState(id),
-              holder: null,
-              leaseEpoch: 0,
-              leaseExpiresAt: null,
-              configVersion: 0,
-            },
-          ),
-        );
+      return [...jobs.keys()].sort().map((id) =>
+        summarize(
+          jobs.get(id)!,
+          rows.get(id) ?? {
+            state: emptyJobState(id),
+            holder: null,
+            leaseEpoch: 0,
+            leaseExpiresAt: null,
+            configVersion: 0,
+          },
+        ),
+      );
     },
     async show(id) {
       const rt = get(id);

@@ -24,20 +24,22 @@ export function runClaimedTick(
   rt: JobRuntime,
   claim: JobClaim,
   asked: number,
-): Promise<void> {
+): Promise<number | null> {
   const { env } = deps;
   return withLock(rt, async () => {
     const guard = guardOf(rt);
     const session = leaseSession(deps.lease, rt.def.id, claim.grant, { ttl: claim.leaseTtlMs, asked, guard });
     try {
-      if (deps.stopped() || rt.retired) return;
-      await underLease(deps, rt, session);
+      if (deps.stopped() || rt.retired) return null;
+      const next = await underLease(deps, rt, session);
+      return 'at' in next ? next.at : null;
     } catch (err) {
       if (!isStateStoreError(err) || deps.stopped() || rt.retired) {
         env.logger.error('poller scheduler error', { job_id: rt.def.id, reason: safeReason(err) });
-        return;
+        return null;
       }
       await settleStoreFailure(env, rt.def, err, guard).catch(() => {});
+      return null;
     } finally {
       rt.tick = null;
       await session.end();

@@ -24,8 +24,8 @@ export interface ClusterNodeOptions {
 export const everySecond = (n: number, secs = 1) =>
   Array.from({ length: n }, (_, i) => job(`j${i}`, { schedule: { every_secs: secs } }));
 
-/** Polls `check` every 20 ms until it is true; throws after `ms`. */
-export async function until(check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+/** Polls `check` every 20 ms until it is true; throws after `ms` (generous: CI machines are busy). */
+export async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > end) throw new Error('condition not met in time');
