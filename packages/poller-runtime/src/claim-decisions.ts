@@ -1,7 +1,7 @@
 /** The claim loop's decisions, as pure functions: how many jobs to claim, and how long to sleep. */
 
 /** Jobs claimed per statement at most: batching by 10 is where claims get cheap (measured). */
-export const CLAIM_BATCH_MAX = 10;
+const CLAIM_BATCH_MAX = 10;
 
 /** `min(10, free capacity)`, never negative. */
 export function claimLimit(maxConcurrentTicks: number, inFlight: number): number {

@@ -152,6 +152,8 @@ export function createClaimLoop(deps: ClaimLoopDeps): ClaimLoop {
   };
 
   const loop = async () => {
+    // `stop` clears `running` while a round or a sleep is awaited.
+    // oxlint-disable-next-line no-unmodified-loop-condition
     while (running) {
       woken = false;
       // The claim sees every job released before it, ticks ending from now on set it again.

@@ -1,7 +1,7 @@
 /** The series of cluster mode only (a single host never registers them): claims, held jobs, clock skew. */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
-export type ClaimResult = 'claimed' | 'empty' | 'error' | 'untrusted';
+type ClaimResult = 'claimed' | 'empty' | 'error' | 'untrusted';
 
 export interface ClusterMetrics {
   /** `claimed` counts jobs; `empty`, `error` and `untrusted` count claim rounds. */

@@ -47,6 +47,12 @@ function entryOf(env: TickEnv, def: JobDefinition): ReconcileEntry {
   };
 }
 
+/** A replaced or removed job: its tick aborts and can no longer write (the reconcile revoked its lease). */
+function retire(rt: JobRuntime): void {
+  rt.retired = true;
+  rt.tick?.abort(new LeaseLostError(`job ${rt.def.id} was replaced or removed`));
+}
+
 export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunnerOptions): Runner {
   const { registry } = options;
   const store = cluster.store;
@@ -125,10 +131,6 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
         ? { add: result.add.length, replace: result.replace.length, remove: result.remove.length }
         : {}),
     });
-  };
-  const retire = (rt: JobRuntime) => {
-    rt.retired = true;
-    rt.tick?.abort(new LeaseLostError(`job ${rt.def.id} was replaced or removed`));
   };
 
   const reload = async (next: RuntimeConfigView): Promise<ReloadPlan> => {

@@ -86,7 +86,7 @@ export const PG_MIGRATIONS: readonly Migration[] = [
 type Kind = 'json' | 'time' | 'plain';
 
 /** JobState field → column, and how its value travels. */
-export const PG_COLUMNS: readonly [keyof Omit<JobState, 'jobId'>, string, Kind][] = [
+const PG_COLUMNS: readonly [keyof Omit<JobState, 'jobId'>, string, Kind][] = [
   ['cursor', 'cursor', 'json'],
   ['baselined', 'baselined', 'plain'],
   ['paused', 'paused', 'plain'],
@@ -109,7 +109,7 @@ export const PG_COLUMNS: readonly [keyof Omit<JobState, 'jobId'>, string, Kind][
 
 export type PgRow = Record<string, unknown>;
 
-export function toPg(kind: Kind, value: unknown): unknown {
+function toPg(kind: Kind, value: unknown): unknown {
   if (value === undefined || value === null) return null;
   if (kind === 'json') return JSON.stringify(value);
   if (kind === 'time') return new Date(value as number);

@@ -77,7 +77,7 @@ export async function createPostgresStateStore(options: PostgresStateStoreOption
         `SELECT * FROM ${t.delivery} WHERE job_id = $1 ORDER BY seq DESC LIMIT $2`,
         [jobId, limit],
       );
-      return (rows as PgRow[]).reverse().map((r) => ({
+      return (rows as PgRow[]).toReversed().map((r) => ({
         itemId: String(r.item_id),
         channel: String(r.channel),
         to: String(r.recipient),
