@@ -6,13 +6,14 @@
  */
 import type { Logger } from '@agent/log';
 import { safeReason } from '@agent/poller-core';
-import type { ClaimingStore, JobClaim } from './claiming-store.js';
+import type { ClaimBatch, ClaimingStore, JobClaim } from './claiming-store.js';
 import { claimLimit, claimSleepMs, skewOf } from './claim-decisions.js';
 import { monotonicNow, type Clock } from './clock.js';
 import type { ClusterMetrics } from './cluster-metrics.js';
 import type { DbCorrectedClock } from './db-clock.js';
 import { LeaseLostError } from './errors.js';
 import type { JobRuntime } from './job.js';
+import { createLoopSleep } from './loop-sleep.js';
 
 export interface ClaimLoopDeps {
   store: ClaimingStore;
@@ -44,45 +45,45 @@ export interface ClaimLoop {
   inFlight(): number;
 }
 
+/** One claim statement, timed, the clock skew it shows recorded; `null` when it failed (logged once). */
+async function claimTimed(
+  deps: ClaimLoopDeps,
+  limit: number,
+  health: { failing: boolean },
+): Promise<ClaimBatch | null> {
+  const { clock, metrics, logger } = deps;
+  const asked = monotonicNow(clock);
+  const sent = clock.now();
+  let batch: ClaimBatch;
+  try {
+    batch = await deps.store.claimDue(deps.holderId, { limit, configVersion: deps.configVersion() });
+  } catch (err) {
+    metrics.claims('error');
+    if (!health.failing) logger.error('poller claim failed; retrying', { reason: safeReason(err) });
+    health.failing = true;
+    return null;
+  }
+  if (health.failing) logger.warn('poller claims work again');
+  health.failing = false;
+  metrics.claimLatency(monotonicNow(clock) - asked);
+  const skew = skewOf(batch.dbNow, sent, clock.now());
+  deps.dbClock.observe(skew);
+  metrics.clockSkew(skew);
+  if (batch.claims.length) metrics.claims('claimed', batch.claims.length);
+  else metrics.claims('empty');
+  return batch;
+}
+
 export function createClaimLoop(deps: ClaimLoopDeps): ClaimLoop {
   const { store, clock, metrics, logger } = deps;
   let running = false;
   let inFlight = 0;
-  let woken = false;
-  let wakeUp: (() => void) | null = null;
-  let rearm: ((at: number) => void) | null = null;
-  /** Host time by which the loop must look again: a tick ended and named its next run. */
-  let lookBy: number | null = null;
+  const sleeper = createLoopSleep(clock);
   let loopDone: Promise<void> = Promise.resolve();
-  let failing = false;
-
-  const wake = () => {
-    woken = true;
-    wakeUp?.();
-  };
-  const sleepFor = (ms: number) =>
-    new Promise<void>((resolve) => {
-      let deadline = Math.min(clock.now() + ms, lookBy ?? Infinity);
-      if (woken || deadline <= clock.now()) return resolve();
-      let timer = clock.setTimer(() => wakeUp?.(), deadline - clock.now());
-      wakeUp = () => {
-        wakeUp = rearm = null;
-        clock.clearTimer(timer);
-        resolve();
-      };
-      rearm = (at) => {
-        if (at >= deadline) return;
-        deadline = at;
-        clock.clearTimer(timer);
-        timer = clock.setTimer(() => wakeUp?.(), Math.max(0, at - clock.now()));
-      };
-    });
-  /** A tick ended with its next run at `dbAt`: the loop looks again by then, not after pollMaxMs. */
-  const lookAgainAt = (dbAt: number) => {
-    const at = dbAt - deps.dbClock.skewMs();
-    lookBy = Math.min(lookBy ?? Infinity, at);
-    rearm?.(at);
-  };
+  const health = { failing: false };
+  const wake = () => sleeper.wake();
+  /** A tick ended with its next run at `dbAt` (database clock): look again by then, not after pollMaxMs. */
+  const lookAgainAt = (dbAt: number) => sleeper.lookBy(dbAt - deps.dbClock.skewMs());
 
   const abortAll = (reason: Error) => {
     for (const rt of deps.jobs.values()) rt.tick?.abort(reason);
@@ -123,24 +124,8 @@ export function createClaimLoop(deps: ClaimLoopDeps): ClaimLoop {
     const limit = claimLimit(deps.maxConcurrentTicks, inFlight);
     if (limit === 0) return deps.pollMaxMs;
     const asked = monotonicNow(clock);
-    const sent = clock.now();
-    let batch;
-    try {
-      batch = await store.claimDue(deps.holderId, { limit, configVersion: deps.configVersion() });
-    } catch (err) {
-      metrics.claims('error');
-      if (!failing) logger.error('poller claim failed; retrying', { reason: safeReason(err) });
-      failing = true;
-      return deps.pollMaxMs;
-    }
-    if (failing) logger.warn('poller claims work again');
-    failing = false;
-    metrics.claimLatency(monotonicNow(clock) - asked);
-    const skew = skewOf(batch.dbNow, sent, clock.now());
-    deps.dbClock.observe(skew);
-    metrics.clockSkew(skew);
-    if (batch.claims.length) metrics.claims('claimed', batch.claims.length);
-    else metrics.claims('empty');
+    const batch = await claimTimed(deps, limit, health);
+    if (!batch) return deps.pollMaxMs;
     for (const claim of batch.claims) startTick(claim, asked);
     return claimSleepMs({
       ...batch,
@@ -155,11 +140,9 @@ export function createClaimLoop(deps: ClaimLoopDeps): ClaimLoop {
     // `stop` clears `running` while a round or a sleep is awaited.
     // oxlint-disable-next-line no-unmodified-loop-condition
     while (running) {
-      woken = false;
-      // The claim sees every job released before it, ticks ending from now on set it again.
-      lookBy = null;
+      sleeper.beginRound();
       const ms = await round();
-      if (running) await sleepFor(ms);
+      if (running) await sleeper.sleep(ms);
     }
   };
 

@@ -5,7 +5,7 @@
  * lease so that an in-flight tick anywhere can no longer write.
  */
 import { breakerClosed } from './breaker.js';
-import { sleep } from './clock.js';
+import { monotonicNow, sleep } from './clock.js';
 import type { ClaimingStore, ClusterJobRow } from './claiming-store.js';
 import { guardOf, withLock, type JobRuntime } from './job.js';
 import { tickLogger } from './job-log.js';
@@ -38,6 +38,68 @@ const RUN_ASK_EVERY_MS = 200;
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
+/** A job the table does not hold (yet): as operators see a fresh job. */
+const emptyRow = (id: string): ClusterJobRow => ({
+  state: emptyJobState(id),
+  holder: null,
+  leaseEpoch: 0,
+  leaseExpiresAt: null,
+  configVersion: 0,
+});
+
+/** Claims the job's lease, waiting up to RUN_WAIT_MS while another daemon ticks it. */
+async function claimForRun(deps: ClusterOperatorDeps, id: string) {
+  const { clock } = deps.env;
+  for (let waited = 0; ; waited += RUN_ASK_EVERY_MS) {
+    // The trust window counts from the request that got the grant.
+    const asked = monotonicNow(clock);
+    const claim = await deps.store.claimById(id, deps.lease.holderId);
+    if (claim) return { claim, asked };
+    if (waited >= RUN_WAIT_MS) return null;
+    await sleep(clock, RUN_ASK_EVERY_MS);
+  }
+}
+
+/** A manual tick under the job's lease: it never overlaps a tick on any daemon, and leaves the schedule. */
+async function manualRun(deps: ClusterOperatorDeps, rt: JobRuntime): Promise<RunResult> {
+  const { env } = deps;
+  const got = await claimForRun(deps, rt.def.id);
+  if (!got) {
+    const row = (await deps.store.clusterJob(rt.def.id)) ?? emptyRow(rt.def.id);
+    return {
+      status: 'skipped',
+      items_seen: 0,
+      items_dispatched: 0,
+      error: `busy: ${row.holder ?? 'another daemon'} is ticking this job; try again later`,
+    };
+  }
+  const { claim, asked } = got;
+  const session = leaseSession(deps.lease, rt.def.id, claim.grant, {
+    ttl: claim.leaseTtlMs,
+    asked,
+    guard: guardOf(rt),
+  });
+  const tick = new AbortController();
+  rt.tick = tick;
+  try {
+    const run = {
+      def: rt.def,
+      mode: 'manual' as const,
+      state: claim.state,
+      signal: tick.signal,
+      abort: (reason: unknown) => tick.abort(reason),
+      writer: session,
+      log: tickLogger(env.logger, rt.def),
+      startedAt: env.clock.now(),
+    };
+    session.keepRenewing(tick);
+    return await settleTick(env, run, await runTick(env, run));
+  } finally {
+    rt.tick = null;
+    await session.end();
+  }
+}
+
 export function createClusterOperatorApi(deps: ClusterOperatorDeps): OperatorApi {
   const { env, store, jobs } = deps;
   const get = (id: string): JobRuntime => {
@@ -45,14 +107,7 @@ export function createClusterOperatorApi(deps: ClusterOperatorDeps): OperatorApi
     if (!rt) throw unknownJob(id);
     return rt;
   };
-  const rowOf = async (id: string): Promise<ClusterJobRow> =>
-    (await store.clusterJob(id)) ?? {
-      state: emptyJobState(id),
-      holder: null,
-      leaseEpoch: 0,
-      leaseExpiresAt: null,
-      configVersion: 0,
-    };
+  const rowOf = async (id: string): Promise<ClusterJobRow> => (await store.clusterJob(id)) ?? emptyRow(id);
   const summarize = (rt: JobRuntime, row: ClusterJobRow): JobSummary => ({
     ...summaryOf(rt, row.state, deps.rejected.staleReason(rt.def.id)),
     holder: row.holder,
@@ -63,68 +118,10 @@ export function createClusterOperatorApi(deps: ClusterOperatorDeps): OperatorApi
     await store.commit(rt.def.id, ops, null);
   };
 
-  /** Claims the job's lease, waiting up to RUN_WAIT_MS while another daemon ticks it. */
-  const claimForRun = async (id: string) => {
-    for (let waited = 0; ; waited += RUN_ASK_EVERY_MS) {
-      const claim = await store.claimById(id, deps.lease.holderId);
-      if (claim || waited >= RUN_WAIT_MS) return claim;
-      await sleep(env.clock, RUN_ASK_EVERY_MS);
-    }
-  };
-
-  const manualRun = async (rt: JobRuntime): Promise<RunResult> => {
-    const asked = env.clock.monotonicNow?.() ?? env.clock.now();
-    const claim = await claimForRun(rt.def.id);
-    if (!claim) {
-      const row = await rowOf(rt.def.id);
-      return {
-        status: 'skipped',
-        items_seen: 0,
-        items_dispatched: 0,
-        error: `busy: ${row.holder ?? 'another daemon'} is ticking this job; try again later`,
-      };
-    }
-    const session = leaseSession(deps.lease, rt.def.id, claim.grant, {
-      ttl: claim.leaseTtlMs,
-      asked,
-      guard: guardOf(rt),
-    });
-    const tick = new AbortController();
-    rt.tick = tick;
-    try {
-      const run = {
-        def: rt.def,
-        mode: 'manual' as const,
-        state: claim.state,
-        signal: tick.signal,
-        abort: (reason: unknown) => tick.abort(reason),
-        writer: session,
-        log: tickLogger(env.logger, rt.def),
-        startedAt: env.clock.now(),
-      };
-      session.keepRenewing(tick);
-      return await settleTick(env, run, await runTick(env, run));
-    } finally {
-      rt.tick = null;
-      await session.end();
-    }
-  };
-
   return {
     async list() {
       const rows = new Map((await store.clusterJobs()).map((r) => [r.state.jobId, r]));
-      return [...jobs.keys()].sort().map((id) =>
-        summarize(
-          jobs.get(id)!,
-          rows.get(id) ?? {
-            state: emptyJobState(id),
-            holder: null,
-            leaseEpoch: 0,
-            leaseExpiresAt: null,
-            configVersion: 0,
-          },
-        ),
-      );
+      return [...jobs.keys()].sort().map((id) => summarize(jobs.get(id)!, rows.get(id) ?? emptyRow(id)));
     },
     async show(id) {
       const rt = get(id);
@@ -142,7 +139,7 @@ export function createClusterOperatorApi(deps: ClusterOperatorDeps): OperatorApi
       const rt = get(id);
       if (deps.stopped()) throw new PollerError('POLLER_STOPPED', 'the poller service is stopped');
       return withLock(rt, async () => {
-        const result = await manualRun(rt);
+        const result = await manualRun(deps, rt);
         env.logger.info('poller manual run', {
           job_id: id,
           status: result.status,

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { RuntimeConfigView } from './agent-directory.js';
 import type { ReconcileEntry } from './claiming-store.js';
+import { skewOf } from './claim-decisions.js';
 import { createClaimLoop } from './claim-loop.js';
 import { systemClock } from './clock.js';
 import { createClusterMetrics } from './cluster-metrics.js';
@@ -53,9 +54,8 @@ function retire(rt: JobRuntime): void {
   rt.tick?.abort(new LeaseLostError(`job ${rt.def.id} was replaced or removed`));
 }
 
-export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunnerOptions): Runner {
-  const { registry } = options;
-  const store = cluster.store;
+/** The parts of a cluster runner, built once from its options. */
+function clusterParts(options: RunnerOptions, cluster: ClusterRunnerOptions) {
   const config: CurrentConfig = {
     snapshot: options.snapshot,
     settings: pollersOf(options.snapshot)?.settings ?? null,
@@ -66,41 +66,85 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
   // Per-job state gauges come from the leader's reads of the table, never from this daemon's ticks.
   const jobMetrics = env.metrics;
   env.metrics = { ...jobMetrics, consecutiveErrors() {}, breakerState() {} };
-  const { logger } = env;
   const jobs = new Map<string, JobRuntime>();
-  let stopped = false;
-  let started = false;
-  const isStopped = () => stopped;
+  const state = { stopped: false, started: false };
+  const stopped = () => state.stopped;
   const lease: LeaseDeps = {
     store: env.store,
     clock: env.clock,
     metrics: env.metrics,
-    logger,
+    logger: env.logger,
     holderId: options.holderId,
     trusted: cluster.trusted,
   };
   const loop = createClaimLoop({
-    store,
+    store: cluster.store,
     holderId: options.holderId,
     clock: hostClock,
     dbClock,
     metrics: createClusterMetrics(options.metrics),
-    logger,
+    logger: env.logger,
     random: env.random,
     jobs,
     configVersion: cluster.configVersion,
     trusted: cluster.trusted,
     maxConcurrentTicks: cluster.maxConcurrentTicks ?? 64,
     pollMaxMs: cluster.pollMaxMs ?? 1000,
-    runClaim: (rt, claim, asked) => runClaimedTick({ env, lease, stopped: isStopped }, rt, claim, asked),
+    runClaim: (rt, claim, asked) => runClaimedTick({ env, lease, stopped }, rt, claim, asked),
   });
   const gauges = createJobGaugeExporter({
-    store,
+    store: cluster.store,
     metrics: jobMetrics,
     clock: hostClock,
-    logger,
+    logger: env.logger,
     intervalMs: cluster.gaugeIntervalMs ?? 10_000,
   });
+  return { config, hostClock, dbClock, env, shared, closeHttp, jobs, state, stopped, lease, loop, gauges };
+}
+
+type ClusterParts = ReturnType<typeof clusterParts>;
+
+/** Only the first daemon on a version writes; the claim query waits for that write. */
+async function reconcileTable(
+  p: ClusterParts,
+  cluster: ClusterRunnerOptions,
+  defs: readonly JobDefinition[],
+) {
+  const { store } = cluster;
+  // Run times of new jobs are computed on the database clock: measure it first.
+  const sent = p.hostClock.now();
+  const dbNow = await store.now();
+  p.dbClock.observe(skewOf(dbNow, sent, p.hostClock.now()));
+  const version = cluster.configVersion();
+  const result = await store.reconcile(
+    defs.map((d) => entryOf(p.env, d)),
+    version,
+  );
+  p.env.logger.info(result ? 'poller job table reconciled' : 'poller job table already reconciled', {
+    config_version: version,
+    ...(result
+      ? { add: result.add.length, replace: result.replace.length, remove: result.remove.length }
+      : {}),
+  });
+}
+
+/** Swaps the local definitions after a reconcile: no writes, the table is already in line. */
+function swapJobs(p: ClusterParts, plan: ReloadPlan, nextById: ReadonlyMap<string, JobDefinition>): void {
+  const { jobs } = p;
+  for (const id of [...plan.remove, ...plan.replace]) {
+    const rt = jobs.get(id)!;
+    retire(rt);
+    if (plan.remove.includes(id)) p.env.metrics.removeJob(labelsOf(rt.def));
+    jobs.delete(id);
+  }
+  for (const id of [...plan.add, ...plan.replace]) jobs.set(id, newJob(nextById.get(id)!));
+}
+
+export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunnerOptions): Runner {
+  const { registry } = options;
+  const p = clusterParts(options, cluster);
+  const { config, env, shared, jobs, state, loop, gauges } = p;
+  const { logger } = env;
   const rejected = createRejectedJobs({
     logger,
     metrics: env.metrics,
@@ -109,52 +153,25 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
   });
   const api = createClusterOperatorApi({
     env,
-    store,
-    lease,
+    store: cluster.store,
+    lease: p.lease,
     jobs,
     rejected,
-    stopped: isStopped,
+    stopped: p.stopped,
     wake: loop.wake,
   });
 
-  /** Only the first daemon on a version writes; the claim query waits for that write. */
-  const reconcile = async (defs: readonly JobDefinition[]) => {
-    await store.now().then((dbNow) => dbClock.observe(dbNow - hostClock.now()));
-    const version = cluster.configVersion();
-    const result = await store.reconcile(
-      defs.map((d) => entryOf(env, d)),
-      version,
-    );
-    logger.info(result ? 'poller job table reconciled' : 'poller job table already reconciled', {
-      config_version: version,
-      ...(result
-        ? { add: result.add.length, replace: result.replace.length, remove: result.remove.length }
-        : {}),
-    });
-  };
-
   const reload = async (next: RuntimeConfigView): Promise<ReloadPlan> => {
     const result = validJobsOf(next, registry);
-    const plan = planReload(
-      [...jobs.values()].map((rt) => rt.def),
-      result.valid,
-      result.rejected,
-    );
+    const running = [...jobs.values()].map((rt) => rt.def);
+    const plan = planReload(running, result.valid, result.rejected);
     config.snapshot = next;
     await shared.dropChanged();
     config.settings = pollersOf(next)?.settings ?? config.settings;
     const nextById = new Map(result.valid.map((d) => [d.id, d]));
-    const effective = [
-      ...plan.keep.map((id) => jobs.get(id)!.def),
-      ...[...plan.add, ...plan.replace].map((id) => nextById.get(id)!),
-    ];
-    await reconcile(effective);
-    for (const id of [...plan.remove, ...plan.replace]) {
-      retire(jobs.get(id)!);
-      if (plan.remove.includes(id)) env.metrics.removeJob(labelsOf(jobs.get(id)!.def));
-      jobs.delete(id);
-    }
-    for (const id of [...plan.add, ...plan.replace]) jobs.set(id, newJob(nextById.get(id)!));
+    const changed = [...plan.add, ...plan.replace].map((id) => nextById.get(id)!);
+    await reconcileTable(p, cluster, [...plan.keep.map((id) => jobs.get(id)!.def), ...changed]);
+    swapJobs(p, plan, nextById);
     rejected.note(result.rejected);
     logReload(logger, plan);
     loop.wake();
@@ -165,12 +182,12 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
     ...api,
     reload,
     async start() {
-      if (started) return;
-      started = true;
-      stopped = false;
+      if (state.started) return;
+      state.started = true;
+      state.stopped = false;
       const result = validJobsOf(config.snapshot, registry);
       for (const def of result.valid) jobs.set(def.id, newJob(def));
-      await reconcile(result.valid);
+      await reconcileTable(p, cluster, result.valid);
       rejected.note(result.rejected);
       loop.start();
       logger.info('poller service started (cluster)', {
@@ -179,15 +196,15 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
       });
     },
     async stop() {
-      stopped = true;
+      state.stopped = true;
       gauges.stop();
       await loop.stop();
       // Ticks end; their sessions release the leases (a graceful stop hands the jobs over at once).
       for (const rt of jobs.values()) rt.tick?.abort(new Error('shutdown'));
       await waitFor([...jobs.values()].flatMap((rt) => [...rt.busy]));
       await shared.dropAll();
-      await closeHttp();
-      started = false;
+      await p.closeHttp();
+      state.started = false;
     },
     async reloadCredentials(next) {
       config.snapshot = next;

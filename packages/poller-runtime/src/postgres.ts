@@ -36,20 +36,20 @@ const rowOf = (r: PgRow): ClusterJobRow => ({
   configVersion: Number(r.config_version),
 });
 
-/** Migrates the schema (component `pollers`) and returns the store. */
-export async function createPostgresStateStore(options: PostgresStateStoreOptions): Promise<ClaimingStore> {
-  const { pool } = options;
-  await migrate(pool, { schema: options.schema, component: PG_COMPONENT, migrations: PG_MIGRATIONS });
-  const t = pgNames(quoteSchema(options.schema));
-  const one = async (sql: string, values: unknown[]) => (await pool.query(sql, values)).rows[0] as PgRow;
+type Names = ReturnType<typeof pgNames>;
+const one = async (pool: Pool, sql: string, values: unknown[]) =>
+  (await pool.query(sql, values)).rows[0] as PgRow | undefined;
+
+/** The state half of `StateStore`: rows, seen ids, deliveries. */
+function stateMethods(pool: Pool, t: Names) {
   const load = async (jobId: string) => {
-    const r = await one(`SELECT * FROM ${t.job} WHERE job_id = $1`, [jobId]);
+    const r = await one(pool, `SELECT * FROM ${t.job} WHERE job_id = $1`, [jobId]);
     return r ? stateOfRow(r) : null;
   };
-  const leaseOf = (jobId: string) =>
-    one(`SELECT lease_holder, lease_epoch, lease_expires_at FROM ${t.job} WHERE job_id = $1`, [jobId]);
-
-  return {
+  const methods: Pick<
+    ClaimingStore,
+    'load' | 'loadAll' | 'init' | 'commit' | 'seenAmong' | 'seenCount' | 'deliveries' | 'deleteJob'
+  > = {
     load,
     async loadAll() {
       return ((await pool.query(`SELECT * FROM ${t.job} ORDER BY job_id`)).rows as PgRow[]).map(stateOfRow);
@@ -70,7 +70,7 @@ export async function createPostgresStateStore(options: PostgresStateStoreOption
       return new Set(rows.map((r) => r.item_id));
     },
     async seenCount(jobId) {
-      return Number((await one(`SELECT count(*) AS n FROM ${t.seen} WHERE job_id = $1`, [jobId])).n);
+      return Number((await one(pool, `SELECT count(*) AS n FROM ${t.seen} WHERE job_id = $1`, [jobId]))!.n);
     },
     async deliveries(jobId, limit = DELIVERY_LOG_LIMIT) {
       const { rows } = await pool.query(
@@ -87,6 +87,18 @@ export async function createPostgresStateStore(options: PostgresStateStoreOption
     async deleteJob(jobId) {
       await pool.query(`DELETE FROM ${t.job} WHERE job_id = $1`, [jobId]);
     },
+  };
+  return methods;
+}
+
+/** The lease half of `StateStore`, on the job row and the database clock. */
+function leaseMethods(pool: Pool, t: Names) {
+  const leaseOf = (jobId: string) =>
+    one(pool, `SELECT lease_holder, lease_epoch, lease_expires_at FROM ${t.job} WHERE job_id = $1`, [jobId]);
+  const methods: Pick<
+    ClaimingStore,
+    'acquireLease' | 'renewLease' | 'releaseLease' | 'revokeLease' | 'breakLease' | 'getLease' | 'holdsLease'
+  > = {
     async acquireLease(jobId, holder, ttlMs) {
       return (await claimOne(pool, t, jobId, holder, ttlMs))?.grant ?? null;
     },
@@ -118,24 +130,36 @@ export async function createPostgresStateStore(options: PostgresStateStoreOption
       const r = await leaseOf(jobId);
       return !!r && r.lease_holder === fence.holder && Number(r.lease_epoch) === fence.epoch;
     },
+  };
+  return methods;
+}
+
+/** Migrates the schema (component `pollers`) and returns the store. */
+export async function createPostgresStateStore(options: PostgresStateStoreOptions): Promise<ClaimingStore> {
+  const { pool } = options;
+  await migrate(pool, { schema: options.schema, component: PG_COMPONENT, migrations: PG_MIGRATIONS });
+  const t = pgNames(quoteSchema(options.schema));
+  return {
+    ...stateMethods(pool, t),
+    ...leaseMethods(pool, t),
     async close() {},
     claimDue: (holder, o) => claimDue(pool, t, holder, o),
     claimById: (jobId, holder) => claimOne(pool, t, jobId, holder, null),
     nextDueAt: (v) => nextDueAt(pool, t, v),
     async now() {
-      return msOf((await one('SELECT now() AS now', [])).now)!;
+      return msOf((await one(pool, 'SELECT now() AS now', []))!.now)!;
     },
     breakLeasesOf: (holder) => breakLeasesOf(pool, t, holder),
     reconcile: (entries, v) => reconcileTx(pool, t, entries, v),
     async reconciledVersion() {
-      const r = await one(`SELECT config_version FROM ${t.reconcile}`, []);
+      const r = await one(pool, `SELECT config_version FROM ${t.reconcile}`, []);
       return r ? Number(r.config_version) : 0;
     },
     async clusterJobs() {
       return ((await pool.query(`SELECT * FROM ${t.job} ORDER BY job_id`)).rows as PgRow[]).map(rowOf);
     },
     async clusterJob(jobId) {
-      const r = await one(`SELECT * FROM ${t.job} WHERE job_id = $1`, [jobId]);
+      const r = await one(pool, `SELECT * FROM ${t.job} WHERE job_id = $1`, [jobId]);
       return r ? rowOf(r) : null;
     },
   };
