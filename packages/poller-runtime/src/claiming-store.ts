@@ -12,6 +12,8 @@ export interface JobClaim {
   state: JobState;
   /** The job's TTL as the job table holds it (written by reconcile). */
   leaseTtlMs: number;
+  /** The database clock when the claim ran: the job was due by it. */
+  dbNow: number;
 }
 
 export interface ClaimBatch {
@@ -60,7 +62,7 @@ export interface ClaimingStore extends StateStore {
    */
   claimDue(holder: string, options: { limit: number; configVersion: number }): Promise<ClaimBatch>;
   /** Claims one job whatever its schedule (a manual run); `null` while another holder has it. */
-  claimById(jobId: string, holder: string): Promise<(JobClaim & { dbNow: number }) | null>;
+  claimById(jobId: string, holder: string): Promise<JobClaim | null>;
   /** When the next job becomes due (database clock, ms), for this version; `null`: none. */
   nextDueAt(configVersion: number): Promise<number | null>;
   /** The database clock (ms since the epoch). */

@@ -31,7 +31,7 @@ export function runClaimedTick(
     const session = leaseSession(deps.lease, rt.def.id, claim.grant, { ttl: claim.leaseTtlMs, asked, guard });
     try {
       if (deps.stopped() || rt.retired) return null;
-      const next = await underLease(deps, rt, session);
+      const next = await underLease(deps, rt, session, claim.dbNow);
       return 'at' in next ? next.at : null;
     } catch (err) {
       if (!isStateStoreError(err) || deps.stopped() || rt.retired) {

@@ -73,7 +73,7 @@ function pollerSeries(registry: Registry) {
     breaker: gauge('poller_breaker_state', 'Breaker state: 0 closed, 1 half-open, 2 open.', JOB_ID),
     takeovers: counter(
       'poller_lease_takeovers_total',
-      'Leases of another holder taken over: expired, or held by a dead process of this host.',
+      'Leases of another holder taken over: expired, held by a dead process of this host, or (cluster mode) broken because its daemon stopped heartbeating.',
       JOB_ID,
     ),
     paused: gauge(

@@ -32,6 +32,7 @@ const claimOf = (holder: string, r: PgRow): JobClaim => ({
   grant: grantOf(holder, r),
   state: stateOfRow(r),
   leaseTtlMs: Number(r.lease_ttl_ms),
+  dbNow: msOf(r.db_now)!,
 });
 
 export async function claimDue(
@@ -49,8 +50,8 @@ export async function claimDue(
      claimed AS (
        UPDATE ${t.job} j SET ${grantSet(t, 'j.lease_ttl_ms')}
        FROM due WHERE j.job_id = due.job_id
-       RETURNING j.*, due.prev_holder, due.broken_from)
-     SELECT c.*, now() AS db_now,
+       RETURNING j.*, due.prev_holder, due.broken_from, now() AS db_now)
+     SELECT c.*, now() AS now_at,
        CASE WHEN (SELECT ok FROM ready) THEN (SELECT min(due_at) FROM ${t.job}
          WHERE due_at IS NOT NULL AND config_version <= $3 AND job_id NOT IN (SELECT job_id FROM due))
        END AS next_due
@@ -60,7 +61,7 @@ export async function claimDue(
   const first = rows[0] as PgRow;
   return {
     claims: (rows as PgRow[]).filter((r) => r.job_id !== null).map((r) => claimOf(holder, r)),
-    dbNow: msOf(first.db_now)!,
+    dbNow: msOf(first.now_at)!,
     nextDueAt: msOf(first.next_due),
   };
 }
@@ -72,7 +73,7 @@ export async function claimOne(
   jobId: string,
   holder: string,
   ttlMs: number | null,
-): Promise<(JobClaim & { dbNow: number }) | null> {
+): Promise<JobClaim | null> {
   await ensureRow(c, t, jobId);
   const { rows } = await c.query(
     `WITH cur AS (
@@ -85,7 +86,7 @@ export async function claimOne(
     ttlMs === null ? [holder, jobId] : [holder, jobId, ttlMs],
   );
   const r = rows[0] as PgRow | undefined;
-  return r ? { ...claimOf(holder, r), dbNow: msOf(r.db_now)! } : null;
+  return r ? claimOf(holder, r) : null;
 }
 
 export async function breakLeasesOf(pool: Pool, t: PgNames, holder: string): Promise<string[]> {
