@@ -144,4 +144,38 @@ describe('cluster mode: runners sharing one job table', () => {
     expect((await a.runner.list())[0]!.paused).toBe(true);
     expect(await a.store.nextDueAt(1)).toBeNull();
   });
+
+  it('while another daemon ticks a job, run reports busy and reset revokes that tick: it sends and writes nothing', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    onTestFinished(release);
+    const stuck = scriptedKind('fake', { backfillOnFirstTick: true });
+    stuck.setDefault(async () => {
+      await gate;
+      return { items: items(1, 2) };
+    });
+    const jobs = [job('j', { schedule: { every_secs: 3600 } })];
+    const a = await node({ holderId: 'A#1', jobs, kind: stuck });
+    await a.runner.start();
+    await until(() => stuck.calls.length === 1);
+    const b = await node({ holderId: 'B#1', jobs });
+    await b.runner.start();
+    expect(await b.runner.run('j')).toMatchObject({
+      status: 'skipped',
+      error: expect.stringContaining('busy: A#1'),
+    });
+    expect((await b.runner.list())[0]).toMatchObject({ holder: 'A#1', lease_expires_at: expect.any(String) });
+    // Paused first, so that no daemon claims the job again before the end of the test.
+    await b.runner.pause('j');
+    await b.runner.reset('j');
+    release();
+    await a.runner.idle();
+    expect(a.dispatcher.deliveries).toHaveLength(0);
+    expect(await a.store.seenCount('j')).toBe(0);
+    expect(await a.runner.show('j')).toMatchObject({
+      baselined: false,
+      paused: true,
+      lease: { holder: null },
+    });
+  });
 });
