@@ -22,7 +22,7 @@ export interface LifecycleDeps {
 }
 
 /** The writes that bring a stored state in line with `def` at start (`paused_on_boot` on a fresh start). */
-function startOps(
+export function startOps(
   env: TickEnv,
   def: JobDefinition,
   st: JobState,

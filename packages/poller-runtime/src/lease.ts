@@ -7,7 +7,7 @@ import { monotonicNow, type Clock } from './clock.js';
 import { LeaseLostError } from './errors.js';
 import type { PollerMetrics } from './metrics.js';
 import { leaseTrustMarginMs } from './schedule.js';
-import type { CommitOps, Fence, StateStore } from './store.js';
+import type { CommitOps, Fence, LeaseGrant, StateStore } from './store.js';
 import type { TickWriter } from './tick-types.js';
 
 export interface LeaseDeps {
@@ -16,6 +16,8 @@ export interface LeaseDeps {
   metrics: PollerMetrics;
   logger: Logger;
   holderId: string;
+  /** Cluster mode: false while this daemon could not heartbeat (it may be presumed dead): no sends. */
+  trusted?(): boolean;
 }
 
 /** A granted lease: the writer of a scheduled tick. */
@@ -38,12 +40,24 @@ export async function acquireLease(
   guard: () => void,
 ): Promise<LeaseAttempt> {
   const { store, clock } = deps;
-  const margin = leaseTrustMarginMs(ttl);
   // The trust window counts from the request, on the monotonic clock: neither a slow answer nor a
   // wall-clock step extends it.
   const asked = monotonicNow(clock);
   const grant = await store.acquireLease(jobId, deps.holderId, ttl);
   if (!grant) return { busyUntil: (await store.getLease(jobId))?.expiresAt ?? null };
+  return { session: leaseSession(deps, jobId, grant, { ttl, asked, guard }) };
+}
+
+/** The session of a granted lease; `asked`: when it was requested (monotonic clock). */
+export function leaseSession(
+  deps: LeaseDeps,
+  jobId: string,
+  grant: LeaseGrant,
+  how: { ttl: number; asked: number; guard: () => void },
+): LeaseSession {
+  const { store, clock } = deps;
+  const { ttl, asked, guard } = how;
+  const margin = leaseTrustMarginMs(ttl);
   if (grant.takeover) {
     deps.metrics.leaseTakeover(jobId);
     deps.logger.warn('poller lease taken over after its holder expired', {
@@ -70,6 +84,8 @@ export async function acquireLease(
     },
     async confirmLease() {
       const late = monotonicNow(clock) - trustedUntil;
+      if (deps.trusted && !deps.trusted())
+        throw new LeaseLostError('this daemon could not heartbeat: it sends nothing until it can again');
       if (late >= 0)
         throw new LeaseLostError(
           `the lease's trust window (TTL ${ttl} ms less ${Math.round(margin)} ms) ran out ${Math.round(late)} ms ago without a renewal`,
@@ -98,7 +114,7 @@ export async function acquireLease(
       if (!released) await store.releaseLease(jobId, fence).catch(() => {});
     },
   };
-  return { session };
+  return session;
 }
 
 /** At start: a lease still held by a dead process is taken over now, not when its TTL runs out. */

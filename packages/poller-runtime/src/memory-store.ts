@@ -143,6 +143,7 @@ export function createMemoryStateStore(options: MemoryStateStoreOptions = {}): M
         deliveries.set(jobId, list);
       }
       if (ops.releaseLease && fence) leases.release(jobId, fence);
+      if (ops.revokeLease) await leases.methods.revokeLease(jobId);
     },
     async seenAmong(jobId, ids) {
       const set = seen.get(jobId);

@@ -26,6 +26,8 @@ export interface PollerMetrics {
   kindWarning(labels: JobLabels): void;
   /** Jobs of the running configuration that are rejected (a rejected edit of a running job included). */
   rejectedJobs(n: number): void;
+  /** Deletes the job's state gauges (errors, breaker): cluster mode, where only the leader exports them. */
+  clearJobGauges(jobId: string): void;
   /** Deletes every series of the job (removed or replaced jobs). */
   removeJob(labels: JobLabels): void;
   /** 0 while the state store fails (from a failed call until a write goes through again), else 1. */
@@ -71,7 +73,7 @@ function pollerSeries(registry: Registry) {
     breaker: gauge('poller_breaker_state', 'Breaker state: 0 closed, 1 half-open, 2 open.', JOB_ID),
     takeovers: counter(
       'poller_lease_takeovers_total',
-      'Leases of another holder taken over: expired, or held by a dead process of this host.',
+      'Leases of another holder taken over: expired, held by a dead process of this host, or (cluster mode) broken because its daemon stopped heartbeating.',
       JOB_ID,
     ),
     paused: gauge(
@@ -148,6 +150,15 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
     kindWarning: (labels) =>
       kindWarnings.inc({ kind: labels.kind, agent: labels.agent, job_id: labels.job_id }),
     rejectedJobs: (n) => rejected.set(n),
+    clearJobGauges(jobId) {
+      errors.remove({ job_id: jobId });
+      breaker.remove({ job_id: jobId });
+      const p = published.get(jobId);
+      if (p) {
+        delete p.errors;
+        delete p.breaker;
+      }
+    },
     removeJob(labels) {
       for (const status of STATUSES) ticks.remove({ ...labels, status });
       latency.remove(labels);

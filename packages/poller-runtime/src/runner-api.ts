@@ -8,6 +8,7 @@ import type { BreakerName } from './breaker.js';
 import type { Clock } from './clock.js';
 import type { ReloadPlan } from './plan.js';
 import type { KindRegistry } from './registry.js';
+import type { ClaimingStore } from './claiming-store.js';
 import type { StateStore, TickStatus } from './store.js';
 import type { Dispatcher, TickResultStatus } from './tick-types.js';
 import type { RejectedJob } from './validate.js';
@@ -36,6 +37,25 @@ export interface RunnerOptions {
   minLeaseTtlMs?: number;
   /** Fraction of the lease TTL a kind's fetch may take (default 0.8), when below `tick_timeout_secs`. */
   tickDeadlineFactor?: number;
+  /**
+   * Cluster mode: a claim loop on the shared job table instead of a timer per job. `store` must then be
+   * this same claiming store, and `holderId` unique per daemon incarnation (`<daemon_id>#<incarnation>`).
+   */
+  cluster?: ClusterRunnerOptions;
+}
+
+export interface ClusterRunnerOptions {
+  store: ClaimingStore;
+  /** The configuration version this daemon runs (the bundle version); read at every claim and reload. */
+  configVersion(): number;
+  /** False while this daemon could not heartbeat within its trust window: it claims and sends nothing. */
+  trusted(): boolean;
+  /** Ticks running at once on this daemon at most (default 64). */
+  maxConcurrentTicks?: number;
+  /** Longest sleep between claims (default 1000 ms). */
+  pollMaxMs?: number;
+  /** How often the leader reads the per-job gauges from the table (default 10 000 ms). */
+  gaugeIntervalMs?: number;
 }
 
 export interface JobSummary {
@@ -55,6 +75,10 @@ export interface JobSummary {
   definition: 'current' | 'stale';
   /** Why the current entry is rejected (located), while `definition` is `stale`. */
   definition_error: string | null;
+  /** Cluster mode: the daemon holding the job's lease now (`<daemon_id>#<incarnation>`), or `null`. */
+  holder?: string | null;
+  /** Cluster mode: when that lease expires (database clock). */
+  lease_expires_at?: string | null;
 }
 
 export interface JobDetail extends JobSummary {
@@ -106,4 +130,12 @@ export interface Runner extends OperatorApi {
   rejectedJobs(): { id: string; errors: string[]; running: boolean }[];
   /** Resolves when no tick is running. */
   idle(): Promise<void>;
+  /** Cluster mode: claim now (a hint that jobs became due). No-op on a single host. */
+  wake(): void;
+  /**
+   * Cluster mode: whether this daemon exports the per-job state gauges (`poller_consecutive_errors`,
+   * `poller_breaker_state`), read from the shared table; only the elected leader should. No-op on a single
+   * host, where the runner always exports them.
+   */
+  exportJobGauges(on: boolean): void;
 }

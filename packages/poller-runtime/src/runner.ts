@@ -2,9 +2,8 @@
  * The runner: wires the scheduler, the lease, the tick, the operator API, the shared (agent, kind) resources
  * and the agent tools around the jobs of the current snapshot, and applies reloads.
  */
-import { agentDirectory, type RuntimeConfigView } from './agent-directory.js';
+import type { RuntimeConfigView } from './agent-directory.js';
 import { pollersOf } from './pollers-section.js';
-import type { Logger } from '@agent/log';
 import { idle, type JobRuntime } from './job.js';
 import { applyPlan, startJob, stopAll, type LifecycleDeps } from './job-lifecycle.js';
 import { takeOverDeadLease, type LeaseDeps } from './lease.js';
@@ -16,27 +15,11 @@ import { createRunnerEnv, type CurrentConfig } from './runner-env.js';
 import { wake } from './scheduled-tick.js';
 import { createScheduler } from './scheduler.js';
 import { buildTools } from './tools.js';
-import { validatePollers } from './validate.js';
-
-function validJobsOf(snap: RuntimeConfigView, registry: RunnerOptions['registry']) {
-  const pollers = pollersOf(snap);
-  const enabled = pollers?.settings.enabled !== false;
-  return enabled ? validatePollers(pollers, agentDirectory(snap), registry) : { valid: [], rejected: [] };
-}
-
-/** A reload that changes no job (an agent edit, a saved file with the same jobs) is not news. */
-function logReload(logger: Logger, plan: ReloadPlan): void {
-  const changed = plan.add.length + plan.replace.length + plan.remove.length > 0;
-  (changed ? logger.info : logger.debug).call(logger, 'poller reload applied', {
-    add: plan.add,
-    replace: plan.replace,
-    remove: plan.remove,
-    keep: plan.keep.length,
-    rejected: plan.rejected.length,
-  });
-}
+import { logReload, validJobsOf } from './runner-jobs.js';
+import { createClusterRunner } from './cluster-runner.js';
 
 export function createRunner(options: RunnerOptions): Runner {
+  if (options.cluster) return createClusterRunner(options, options.cluster);
   const { registry } = options;
   const config: CurrentConfig = {
     snapshot: options.snapshot,
@@ -114,5 +97,8 @@ export function createRunner(options: RunnerOptions): Runner {
     rejected: () => rejected.all(),
     rejectedJobs: () => rejected.described(),
     idle: () => idle(jobs.values()),
+    // Cluster mode only.
+    wake() {},
+    exportJobGauges() {},
   };
 }

@@ -73,7 +73,14 @@ async function scheduledTick(deps: ScheduledTickDeps, rt: JobRuntime): Promise<N
   }
 }
 
-async function underLease(deps: ScheduledTickDeps, rt: JobRuntime, lease: LeaseSession): Promise<NextArm> {
+/** The tick of a job whose lease this process holds (a timer's grant, or a claim in cluster mode). */
+export async function underLease(
+  deps: Pick<ScheduledTickDeps, 'env' | 'stopped'>,
+  rt: JobRuntime,
+  lease: LeaseSession,
+  /** The time due-ness is judged at: a claim's database time; default the runner's clock. */
+  dueAt?: number,
+): Promise<NextArm> {
   const { env } = deps;
   const def = rt.def;
   const stored = await env.store.load(def.id);
@@ -81,7 +88,7 @@ async function underLease(deps: ScheduledTickDeps, rt: JobRuntime, lease: LeaseS
   const state = stored && withUnrecorded(env.unrecorded, stored);
   const now = env.clock.now();
   // Paused, not due (another process ran this slot, or an early wake), replaced, or shutting down.
-  if (!state || !isDue(state, now) || rt.retired || deps.stopped()) return FROM_STORE;
+  if (!state || !isDue(state, dueAt ?? now) || rt.retired || deps.stopped()) return FROM_STORE;
   const skipUntil = breakerSkipsUntil(state, now);
   if (skipUntil !== null) {
     // Open breaker: the slot is counted as skipped and the job sleeps until its next slot or the probe.

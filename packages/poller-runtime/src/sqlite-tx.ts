@@ -56,6 +56,11 @@ export function createTransactions(db: Database.Database, q: Queries, now: () =>
     if (!l || l.holder !== fence.holder || l.epoch !== fence.epoch) throw new LeaseLostError();
   };
   const patchState = statePatcher(db, q);
+  const revoke = (jobId: string) => {
+    const t = now();
+    const l = q.lease.get(jobId) as { epoch: number } | undefined;
+    q.upsertLease.run({ job: jobId, holder: null, epoch: (l?.epoch ?? 0) + 1, now: t, expires: t });
+  };
 
   const commitTx = db.transaction((jobId: string, ops: CommitOps, fence: Fence | null | undefined) => {
     checkFence(jobId, fence);
@@ -80,6 +85,7 @@ export function createTransactions(db: Database.Database, q: Queries, now: () =>
       q.trimDelivery.run(jobId, jobId, DELIVERY_LOG_LIMIT);
     }
     if (ops.releaseLease && fence) q.release.run(now(), jobId, fence.holder, fence.epoch);
+    if (ops.revokeLease) revoke(jobId);
   });
 
   const acquireTx = db.transaction((jobId: string, holder: string, ttlMs: number): LeaseGrant | null => {
@@ -98,11 +104,7 @@ export function createTransactions(db: Database.Database, q: Queries, now: () =>
     };
   });
 
-  const revokeTx = db.transaction((jobId: string) => {
-    const t = now();
-    const l = q.lease.get(jobId) as { epoch: number } | undefined;
-    q.upsertLease.run({ job: jobId, holder: null, epoch: (l?.epoch ?? 0) + 1, now: t, expires: t });
-  });
+  const revokeTx = db.transaction((jobId: string) => revoke(jobId));
 
   const breakTx = db.transaction((jobId: string, holder: string): boolean => {
     const l = q.lease.get(jobId) as { holder: string | null; epoch: number } | undefined;

@@ -112,6 +112,8 @@ export interface CommitOps {
   delivery?: DeliveryRecord;
   /** With a fence: releases that lease in the same transaction (the last write of a scheduled tick). */
   releaseLease?: boolean;
+  /** Ends any grant in the same transaction (reset): an in-flight holder can no longer write. */
+  revokeLease?: boolean;
 }
 
 export interface StateStore {
