@@ -161,10 +161,14 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
     wake: loop.wake,
   });
 
-  const reload = async (next: RuntimeConfigView): Promise<ReloadPlan> => {
+  const planFor = (next: RuntimeConfigView) => {
     const result = validJobsOf(next, registry);
     const running = [...jobs.values()].map((rt) => rt.def);
-    const plan = planReload(running, result.valid, result.rejected);
+    return { result, plan: planReload(running, result.valid, result.rejected) };
+  };
+
+  const reload = async (next: RuntimeConfigView): Promise<ReloadPlan> => {
+    const { result, plan } = planFor(next);
     config.snapshot = next;
     await shared.dropChanged();
     config.settings = pollersOf(next)?.settings ?? config.settings;
@@ -181,6 +185,8 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
   return {
     ...api,
     reload,
+    // The same validation and plan as a reload; the table and the jobs stay as they are.
+    previewReload: (next) => planFor(next).plan,
     async start() {
       if (state.started) return;
       state.started = true;
