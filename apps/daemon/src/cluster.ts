@@ -25,6 +25,8 @@ import {
 import { loadConfig, type LoadOptions, type LoadResult } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
 import { createPool, type Pool } from '@agent/pg';
+import type { ClusterRunnerOptions, Runner } from '@agent/poller-runtime';
+import { createPostgresStateStore, type ClaimingStore } from '@agent/poller-runtime/postgres';
 import type { Registry } from 'prom-client';
 import type { ReloadPipeline, ReloadSource } from './reload.js';
 import { DAEMON_VERSION } from './version.js';
@@ -234,5 +236,47 @@ export async function clusterView(node: ClusterNode): Promise<AdminClusterStatus
       ticks_in_flight: m.ticksInFlight,
       jobs_held: m.jobsHeld,
     })),
+  };
+}
+
+/**
+ * The poller side of cluster mode: the shared job table in PostgreSQL, the runner's claim-loop options, and
+ * what membership and leadership mean for the runner (a stale member's leases are broken so that its jobs
+ * are taken over within the heartbeat window, not their TTL; only the leader exports per-job gauges).
+ */
+export async function clusterPollerStore(node: ClusterNode): Promise<{
+  store: ClaimingStore;
+  runnerOptions(configVersion: () => number): ClusterRunnerOptions;
+  /** Connects membership and leadership to the runner; returns the disconnect. */
+  follow(runner: Runner): () => void;
+}> {
+  const store = await createPostgresStateStore({ pool: node.pool, schema: node.settings.postgres.schema });
+  return {
+    store,
+    runnerOptions: (configVersion) => ({
+      store,
+      configVersion,
+      trusted: () => node.membership.trusted(),
+      maxConcurrentTicks: node.settings.claim.maxConcurrentTicks,
+      pollMaxMs: node.settings.claim.pollMaxMs,
+    }),
+    follow(runner) {
+      runner.exportJobGauges(node.leader.isLeader());
+      const offLeader = node.leader.onChange((mine) => runner.exportJobGauges(mine));
+      const offStale = node.membership.onStaleMembers((members) => {
+        for (const m of members)
+          void store.breakLeasesOf(m.holderId).then((jobs) => {
+            if (jobs.length > 0) runner.wake();
+          });
+      });
+      const offDesired = node.membership.onTrustChange((trusted) => {
+        if (trusted) runner.wake();
+      });
+      return () => {
+        offLeader();
+        offStale();
+        offDesired();
+      };
+    },
   };
 }

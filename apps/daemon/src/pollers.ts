@@ -6,6 +6,7 @@ import type { Logger } from '@agent/log';
 import { createRunner, pollersOf, warnLegacyJobs, type ReloadPlan, type Runner } from '@agent/poller-runtime';
 import { createSqliteStateStore } from '@agent/poller-runtime/sqlite';
 import type { Registry } from 'prom-client';
+import { clusterPollerStore, type ClusterNode } from './cluster.js';
 import { holderId, holderIsGone } from './holder.js';
 import { createJobJournal, type JobJournal } from './job-journal.js';
 import { buildKindRegistry, loadListedKindPackages } from './kinds.js';
@@ -25,6 +26,8 @@ export interface PollerSubsystemOptions {
   logger: Logger;
   metrics: Registry;
   runtime: AgentRuntime;
+  /** Cluster mode: jobs live in PostgreSQL and a claim loop shares them with the other daemons. */
+  cluster?: { node: ClusterNode; configVersion(): number };
 }
 
 /**
@@ -38,7 +41,8 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
   const kindsDir = resolve(opts.cwd, opts.configDir);
   const registry = await buildKindRegistry(settings.kind_packages, kindsDir, logger);
   const statePath = resolve(opts.cwd, settings.state_db);
-  const store = createSqliteStateStore(statePath);
+  const shared = opts.cluster ? await clusterPollerStore(opts.cluster.node) : null;
+  const store = shared?.store ?? createSqliteStateStore(statePath);
   const journal = createJobJournal();
   let service: Runner;
   try {
@@ -48,8 +52,12 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
       store,
       metrics: opts.metrics,
       logger: journal.tap(logger.child({ component: 'pollers' })),
-      holderId: holderId(),
-      holderGone: (holder) => holderIsGone(holder),
+      ...(shared && opts.cluster
+        ? {
+            holderId: opts.cluster.node.membership.holderId,
+            cluster: shared.runnerOptions(opts.cluster.configVersion),
+          }
+        : { holderId: holderId(), holderGone: (holder: string) => holderIsGone(holder) }),
       // For crash tests only: lets a restarted daemon take over a killed one's leases without waiting 30 s.
       ...(testMinLeaseTtlMs() !== undefined ? { minLeaseTtlMs: testMinLeaseTtlMs() } : {}),
       dispatcher: {
@@ -70,6 +78,7 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
     await store.close();
     throw err;
   }
+  const leaveCluster = shared?.follow(service) ?? (() => {});
   warnLegacyJobs(pollersOf(opts.snapshot)?.legacy ?? [], logger);
   const removeTools = opts.runtime.registerTools(() => service.tools());
 
@@ -121,6 +130,7 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
     },
     async stop() {
       removeTools();
+      leaveCluster();
       await service.stop();
       await store.close();
     },

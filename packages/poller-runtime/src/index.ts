@@ -110,7 +110,15 @@ export type {
   TickWriter,
 } from './tick-types.js';
 export { createRunner } from './runner.js';
-export type { JobDetail, JobSummary, OperatorApi, Runner, RunnerOptions, RunResult } from './runner-api.js';
+export type {
+  ClusterRunnerOptions,
+  JobDetail,
+  JobSummary,
+  OperatorApi,
+  Runner,
+  RunnerOptions,
+  RunResult,
+} from './runner-api.js';
 export {
   BREAKER_CLOSED,
   BREAKER_HALF_OPEN,
