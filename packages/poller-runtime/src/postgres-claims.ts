@@ -66,7 +66,10 @@ export async function claimDue(
   };
 }
 
-/** Grants the job's lease when it is free, ours or expired; waits for the row lock (not SKIP LOCKED). */
+/**
+ * Grants the job's lease when it is free, ours or expired; waits for the row lock (not SKIP LOCKED). With a
+ * TTL (`acquireLease`) a missing row is made, as the other stores do; without (a manual run) it is not.
+ */
 export async function claimOne(
   c: Queryable,
   t: PgNames,
@@ -74,7 +77,7 @@ export async function claimOne(
   holder: string,
   ttlMs: number | null,
 ): Promise<JobClaim | null> {
-  await ensureRow(c, t, jobId);
+  if (ttlMs !== null) await ensureRow(c, t, jobId);
   const { rows } = await c.query(
     `WITH cur AS (
        SELECT job_id, lease_holder AS prev_holder, lease_broken_from AS broken_from,
