@@ -33,6 +33,7 @@ log_path = ${dir}/dovecot.log
 ssl = no
 disable_plaintext_auth = no
 auth_mechanisms = plain login
+auth_failure_delay = 0
 mail_location = maildir:~/Maildir
 first_valid_uid = 1
 passdb {

@@ -29,7 +29,15 @@ describe('translateQuery', () => {
     ['-(from:a OR from:b)', { not: { or: [{ from: 'a' }, { from: 'b' }] } }],
     ['from:a from:b', { or: [{ from: 'a' }], not: { not: { from: 'b' } } }],
     ['order AND is:unread', { text: 'order', seen: false }],
-    ['(from:a subject:x) OR (from:b subject:y)', { or: [{ from: 'a', subject: 'x' }, { from: 'b', subject: 'y' }] }],
+    [
+      '(from:a subject:x) OR (from:b subject:y)',
+      {
+        or: [
+          { from: 'a', subject: 'x' },
+          { from: 'b', subject: 'y' },
+        ],
+      },
+    ],
   ];
   it.each(ok)('%j', (query, search) => {
     expect(translateQuery(query, NOW)).toEqual({ ok: true, search });

@@ -51,7 +51,11 @@ function tokenize(q: string): Token[] {
     const m = re.exec(q);
     if (!m) throw new QueryError(`unbalanced quote at character ${i + q.slice(i).search(/\S/) + 1}`);
     const text = (m[1] ?? m[2] ?? m[3] ?? m[4] ?? m[5])!;
-    out.push({ text, at: m.index + m[0].length - text.length + 1, quoted: m[3] !== undefined || m[4] !== undefined });
+    out.push({
+      text,
+      at: m.index + m[0].length - text.length + 1,
+      quoted: m[3] !== undefined || m[4] !== undefined,
+    });
     i = re.lastIndex;
   }
   return out;
@@ -143,7 +147,9 @@ function parse(tokens: Token[], now: Date): Node {
     if (nodes.length === 0) {
       const tok = peek();
       throw new QueryError(
-        tok ? `"${tok.text}" at character ${tok.at} has nothing before it` : 'the query ends where a term is expected',
+        tok
+          ? `"${tok.text}" at character ${tok.at} has nothing before it`
+          : 'the query ends where a term is expected',
       );
     }
     return nodes.length === 1 ? nodes[0]! : { t: 'and', nodes };
@@ -158,7 +164,10 @@ function parse(tokens: Token[], now: Date): Node {
     }
     if (tok.text === '-' && peek()?.text === '(') return { t: 'not', node: unary() };
     if (tok.text.startsWith('-') && tok.text.length > 1)
-      return { t: 'not', node: { t: 'term', search: termOf({ ...tok, text: tok.text.slice(1), at: tok.at + 1 }, now) } };
+      return {
+        t: 'not',
+        node: { t: 'term', search: termOf({ ...tok, text: tok.text.slice(1), at: tok.at + 1 }, now) },
+      };
     if (tok.text.includes('{') || tok.text.includes('}'))
       throw new QueryError(`"${tok.text}" at character ${tok.at}: {…} groups are not supported; use OR`);
     return { t: 'term', search: termOf(tok, now) };

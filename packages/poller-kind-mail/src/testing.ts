@@ -323,3 +323,5 @@ export async function startFakeGmail(opts: {
     },
   };
 }
+/** A real Dovecot IMAP server on a free loopback port, for tests of hosts and of this kind. */
+export { startDovecot, type DovecotServer } from './dovecot-server.js';
