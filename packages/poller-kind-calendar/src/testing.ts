@@ -191,3 +191,5 @@ export async function startFakeCalendar(opts: {
     },
   };
 }
+/** A real Radicale CalDAV server on a free loopback port, for tests of hosts and of this kind. */
+export { startRadicale, type RadicaleServer } from './radicale-server.js';
