@@ -56,6 +56,7 @@ export const mailAccountSchema = {
   type: 'object',
   title: 'mail account',
   if: { type: 'object', required: ['provider'], properties: { provider: { const: 'imap' } } },
+  // oxlint-disable-next-line unicorn/no-thenable -- JSON Schema's if/then, not a promise
   then: imapAccountSchema,
   else: {
     ...gmailAccountSchema,
@@ -66,7 +67,7 @@ export const mailAccountSchema = {
   },
 } as const;
 
-export type ImapTlsMode = 'implicit' | 'starttls' | 'none';
+type ImapTlsMode = 'implicit' | 'starttls' | 'none';
 
 export interface ImapAccount {
   host: string;

@@ -14,7 +14,7 @@ import type { ImapAccount } from './account.js';
 import { imapPollerError } from './imap-errors.js';
 
 /** A connection nobody used for this long is logged out (a removed job leaves no connection behind). */
-export const IMAP_IDLE_CLOSE_MS = 120_000;
+const IMAP_IDLE_CLOSE_MS = 120_000;
 const CONNECT_TIMEOUT_MS = 15_000;
 
 export interface ImapSession {
@@ -24,7 +24,7 @@ export interface ImapSession {
 }
 
 /** The address to connect to: every resolved address must pass the policy. */
-export async function checkedImapAddress(account: ImapAccount, name: string): Promise<string> {
+async function checkedImapAddress(account: ImapAccount, name: string): Promise<string> {
   const policy = { allowPrivateNetworks: account.allowPrivateNetworks };
   const refuse = (why: string) =>
     new PermanentError(
@@ -76,7 +76,7 @@ export function createImapSession(account: ImapAccount, name: string): ImapSessi
       host: address,
       port: account.port,
       secure: account.tls === 'implicit',
-      doSTARTTLS: account.tls === 'starttls' ? true : false,
+      doSTARTTLS: account.tls === 'starttls',
       ...(isIP(account.host.replace(/^\[(.*)\]$/, '$1')) ? {} : { servername: account.host }),
       auth:
         'pass' in account.auth
@@ -98,8 +98,7 @@ export function createImapSession(account: ImapAccount, name: string): ImapSessi
     if (closed) throw new TransientError(`mail account "${name}" (imap): the connection was closed`);
     signal.throwIfAborted();
     idle?.cancel();
-    const onAbort = () => drop();
-    signal.addEventListener('abort', onAbort, { once: true });
+    signal.addEventListener('abort', drop, { once: true });
     try {
       const c = await open().catch((err: unknown) => {
         throw imapPollerError(err, name, 'connect');
@@ -110,7 +109,7 @@ export function createImapSession(account: ImapAccount, name: string): ImapSessi
       if (signal.aborted) throw signal.reason;
       throw imapPollerError(err, name, step);
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      signal.removeEventListener('abort', drop);
       if (!closed) idle = setTimer(drop, IMAP_IDLE_CLOSE_MS, { unref: true });
     }
   };

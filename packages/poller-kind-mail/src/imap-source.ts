@@ -114,7 +114,7 @@ export async function imapTick(
   const search = searchOf(config, job.id, now);
   const window = windowSince(now, config.newer_than);
   const { uidValidity, messages } = await box.session.use(signal, 'search', async (client) => {
-    const uidValidity = await openBox(client, box.mailbox, false);
+    const validity = await openBox(client, box.mailbox, false);
     const query = {
       ...(Object.keys(search).length ? { or: [search] } : {}),
       since: window.since,
@@ -129,7 +129,7 @@ export async function imapTick(
       });
     const out: MailMessage[] = [];
     const missing = uids.filter((uid) => {
-      const hit = box.cache.get(`${uidValidity}:${uid}`);
+      const hit = box.cache.get(`${validity}:${uid}`);
       if (hit) out.push(hit);
       return !hit;
     });
@@ -150,12 +150,12 @@ export async function imapTick(
         fetched.push(msg);
       // Bodies after the FETCH completed: a download is a command of its own on the same connection.
       for (const msg of fetched) {
-        const m = await parse(client, `${uidValidity}:${msg.uid}`, msg);
+        const m = await parse(client, `${validity}:${msg.uid}`, msg);
         remember(box, m);
         out.push(m);
       }
     }
-    return { uidValidity, messages: out.filter((m) => m.internalDate >= window.cutoffMs) };
+    return { uidValidity: validity, messages: out.filter((m) => m.internalDate >= window.cutoffMs) };
   });
   const before = readCursor(ctx.cursor);
   if (before !== null && before !== uidValidity)

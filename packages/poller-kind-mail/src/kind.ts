@@ -9,7 +9,6 @@ import {
   PollerError,
   type KindTool,
   type PollerKind,
-  type PollItem,
   type SharedContext,
   type TickContext,
 } from '@agent/poller-core';
@@ -28,7 +27,7 @@ const FETCH_CONCURRENCY = 4;
 const COUNT_MAX_IDS = 5000;
 
 /** The per-(agent, kind) resource: one OAuth2 client (single-flight refresh) and a message cache. */
-export interface GmailShared {
+interface GmailShared {
   readonly provider: 'gmail';
   readonly accountName: string;
   readonly oauth: RefreshTokenClient;
@@ -39,7 +38,7 @@ export interface GmailShared {
 }
 
 /** The per-(agent, kind) resource of an IMAP account: one connection shared by its jobs and the tool. */
-export interface ImapShared extends ImapMailbox {
+interface ImapShared extends ImapMailbox {
   readonly provider: 'imap';
   close(): Promise<void>;
 }

@@ -98,7 +98,7 @@ function mailJob(
 async function setup(jobs: TestJobSpec[], acct: Record<string, unknown>) {
   const h = serviceHarness(mailPollerKind, {
     jobs,
-    start: START,
+    start: new Date(START).toISOString(),
     agents: { assistant: { channels: ['chat_a', 'chat_b'], credentials: { mail: 'work' } } },
     accounts: { mail: { work: acct } },
     secrets: [server.password],
