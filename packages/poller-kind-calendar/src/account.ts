@@ -41,6 +41,7 @@ export const calendarAccountSchema = {
   type: 'object',
   title: 'calendar account',
   if: { type: 'object', required: ['provider'], properties: { provider: { const: 'caldav' } } },
+  // oxlint-disable-next-line unicorn/no-thenable -- JSON Schema's if/then, not a promise
   then: caldavAccountSchema,
   else: {
     ...googleAccountSchema,

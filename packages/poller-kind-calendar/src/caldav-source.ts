@@ -41,7 +41,7 @@ function escapeXml(s: string): string {
 }
 
 /** The collection a job follows: `primary` is the account URL; another id is a collection on the same origin. */
-export function collectionUrl(account: CaldavAccount, calendarId: string): string {
+function collectionUrl(account: CaldavAccount, calendarId: string): string {
   if (calendarId === 'primary') return account.url;
   const u = new URL(calendarId.endsWith('/') ? calendarId : `${calendarId}/`, account.url);
   if (u.origin !== new URL(account.url).origin)
@@ -81,9 +81,10 @@ async function report(
     throw new PermanentError(`${who}: authentication failed (401); check user and password`);
   if (res.status === 403 || res.status === 404)
     throw new PermanentError(`${who}: the collection answered ${res.status}; check url and calendar_id`);
-  throw new TransientError(`${who}: REPORT answered ${res.status}; retrying later`, {
-    ...(res.retryAfterMs !== undefined ? { retryAfterMs: res.retryAfterMs } : {}),
-  });
+  throw new TransientError(
+    `${who}: REPORT answered ${res.status}; retrying later`,
+    res.retryAfterMs !== undefined ? { retryAfterMs: res.retryAfterMs } : {},
+  );
 }
 
 /** Every change since `token` (empty: the whole collection), following truncated answers. */

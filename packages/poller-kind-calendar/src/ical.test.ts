@@ -67,16 +67,17 @@ describe('parseEvents', () => {
   });
 });
 
+const ev = (start: string, rrule: string, tzid?: string) =>
+  ({
+    uid: 'r',
+    summary: '',
+    location: '',
+    status: 'confirmed',
+    rrule,
+    start: { value: start, allDay: start.length === 10, ...(tzid ? { tzid } : {}) },
+  }) as const;
+
 describe('nextInstance', () => {
-  const ev = (start: string, rrule: string, tzid?: string) =>
-    ({
-      uid: 'r',
-      summary: '',
-      location: '',
-      status: 'confirmed',
-      rrule,
-      start: { value: start, allDay: start.length === 10, ...(tzid ? { tzid } : {}) },
-    }) as const;
   const after = new Date('2026-03-10T12:00:00Z');
   const table: [string, ReturnType<typeof ev>, string | undefined][] = [
     [

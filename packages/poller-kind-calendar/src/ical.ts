@@ -59,7 +59,7 @@ function propOf(line: string): Prop | undefined {
   return { name: name!.toUpperCase(), params, value: line.slice(i + 1) };
 }
 
-function text(v: string): string {
+function unescapeText(v: string): string {
   return v.replace(/\\([\\;,nN])/g, (_m, c: string) => (c === 'n' || c === 'N' ? '\n' : c));
 }
 
@@ -96,8 +96,8 @@ export function parseEvents(ics: string): IcalEvent[] {
     }
     if (!cur || depth > 0) continue; // properties of a VALARM inside the event are not the event's
     if (p.name === 'UID') cur.uid = p.value;
-    else if (p.name === 'SUMMARY') cur.summary = text(p.value);
-    else if (p.name === 'LOCATION') cur.location = text(p.value);
+    else if (p.name === 'SUMMARY') cur.summary = unescapeText(p.value);
+    else if (p.name === 'LOCATION') cur.location = unescapeText(p.value);
     else if (p.name === 'STATUS') cur.status = p.value.toLowerCase();
     else if (p.name === 'RRULE') cur.rrule = p.value;
     else if (p.name === 'RECURRENCE-ID') cur.recurrenceId = p.value;

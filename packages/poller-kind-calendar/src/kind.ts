@@ -19,7 +19,7 @@ import { eventFields, itemIdOf, type CalendarEvent } from './render.js';
 const MAX_PAGES_PER_SYNC = 1000;
 
 /** The per-(agent, kind) resource: one OAuth2 client shared by that agent's calendar jobs. */
-export interface GoogleCalendarShared {
+interface GoogleCalendarShared {
   readonly provider: 'google';
   readonly accountName: string;
   readonly oauth: RefreshTokenClient;

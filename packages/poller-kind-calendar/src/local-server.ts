@@ -26,9 +26,9 @@ function answers(port: number): Promise<boolean> {
 
 /** Polls the port every 50 ms for up to 10 s; fails early when the process exits. */
 export async function waitForPort(port: number, exited: Promise<void>, why: () => string): Promise<void> {
-  let gone = false;
-  void exited.then(() => (gone = true));
-  for (let i = 0; i < 200 && !gone; i++) {
+  const state = { gone: false };
+  void exited.then(() => (state.gone = true));
+  for (let i = 0; i < 200 && !state.gone; i++) {
     if (await answers(port)) return;
     await sleep(50);
   }
