@@ -59,12 +59,11 @@ describe('translateQuery', () => {
     ['from:a OR', /ends where a term is expected/],
     ['{from:a from:b}', /groups are not supported/],
   ];
-  it.each(refused)('refuses %j and says where and what works', (query, problem) => {
+  it.each(refused)('refuses %j and says where', (query, problem) => {
     const r = translateQuery(query, NOW);
     expect(r.ok).toBe(false);
     if (!r.ok) {
       expect(r.problem).toMatch(problem);
-      expect(r.problem).toContain('IMAP supports from:');
     }
   });
 });

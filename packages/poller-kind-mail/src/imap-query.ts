@@ -28,7 +28,8 @@ type Node =
 
 export type QueryTranslation = { ok: true; search: ImapSearch } | { ok: false; problem: string };
 
-const SUPPORTED =
+/** What an IMAP account can search, for the messages that refuse a query. */
+export const IMAP_QUERY_OPERATORS =
   'from:, to:, cc:, bcc:, subject:, is:unread, is:read, is:starred, newer_than:, older_than:, after:, before:, words, "phrases", OR, -, ( )';
 const DAY_MS = 86_400_000;
 
@@ -195,7 +196,8 @@ function compile(node: Node): ImapSearch {
 
 /**
  * The IMAP search of `query` at `now`. An empty query matches everything (`{}`). A problem names the
- * operator, its character position and the operators that work.
+ * operator and its character position (`IMAP_QUERY_OPERATORS` lists what works). Whether a query
+ * translates does not depend on `now`.
  */
 export function translateQuery(query: string, now: Date): QueryTranslation {
   try {
@@ -204,7 +206,7 @@ export function translateQuery(query: string, now: Date): QueryTranslation {
     return { ok: true, search: compile(parse(tokens, now)) };
   } catch (err) {
     if (!(err instanceof QueryError)) throw err;
-    return { ok: false, problem: `${err.message}; IMAP supports ${SUPPORTED}` };
+    return { ok: false, problem: err.message };
   }
 }
 

@@ -3,11 +3,11 @@
  * text part decoded by the client library), and mark `\Seen` after delivery. Item ids are
  * `<UIDVALIDITY>:<UID>`, so the runner's seen set dedups across ticks and restarts.
  */
-import { PermanentError, type PollItem, type TickContext } from '@agent/poller-core';
+import { PermanentError, type KindConfigProblem, type PollItem, type TickContext } from '@agent/poller-core';
 import { timeoutSignal } from '@agent/timers';
 import type { FetchMessageObject, ImapFlow, MessageStructureObject } from 'imapflow';
 import type { MailConfig } from './config.js';
-import { translateQuery, windowSince, type ImapSearch } from './imap-query.js';
+import { IMAP_QUERY_OPERATORS, translateQuery, windowSince, type ImapSearch } from './imap-query.js';
 import type { ImapSession } from './imap-session.js';
 import { mailItems } from './items.js';
 import type { MailMessage } from './message.js';
@@ -32,13 +32,30 @@ export interface ImapMailbox {
 
 export type ImapCursor = { uid_validity: string };
 
-/** The job query as IMAP SEARCH, or a Permanent error that names the job, `config.query` and the fix. */
+/**
+ * The job query as IMAP SEARCH, or a Permanent error that names the job, `config.query` and the fix. The
+ * job was checked when it was loaded (`imapQueryProblems`); this catches an account that turned IMAP
+ * under a running job whose reload was rejected.
+ */
 function searchOf(config: MailConfig, jobId: string, now: Date): ImapSearch {
   const t = translateQuery(config.query, now);
   if (t.ok) return t.search;
   throw new PermanentError(
-    `job "${jobId}" config.query cannot be read by an IMAP account: ${t.problem}. Rewrite the query with these operators`,
+    `job "${jobId}" config.query cannot be read by an IMAP account: ${t.problem}; rewrite it with ${IMAP_QUERY_OPERATORS}`,
   );
+}
+
+/** At load and reload: a query the job's IMAP account cannot run rejects the job at `config.query`. */
+export function imapQueryProblems(config: MailConfig, accountName: string): KindConfigProblem[] {
+  const t = translateQuery(config.query, new Date(0));
+  if (t.ok) return [];
+  return [
+    {
+      path: ['query'],
+      message: `mail account "${accountName}" is an IMAP account, which cannot run this query: ${t.problem}`,
+      fix: `rewrite the query with ${IMAP_QUERY_OPERATORS}`,
+    },
+  ];
 }
 
 function header(lines: string, name: string): string {
@@ -195,7 +212,10 @@ export async function imapCountUnread(
   now: Date,
 ): Promise<{ query: string; count: number; exact: true }> {
   const t = translateQuery(query, now);
-  if (!t.ok) throw new PermanentError(`query cannot be read by an IMAP account: ${t.problem}`);
+  if (!t.ok)
+    throw new PermanentError(
+      `query cannot be read by an IMAP account: ${t.problem}; use ${IMAP_QUERY_OPERATORS}`,
+    );
   const window = newerThan ? windowSince(now, newerThan) : undefined;
   const count = await box.session.use(signal, 'count', async (client) => {
     await openBox(client, box.mailbox, true);

@@ -2,7 +2,13 @@
 import { createAccountClient, type RefreshTokenClient } from '@agent/oauth2';
 import { MAIL_API_BASE_URL, mailProviderOf, parseImapAccount } from './account.js';
 import { createImapSession } from './imap-session.js';
-import { imapCountUnread, imapTick, type ImapCursor, type ImapMailbox } from './imap-source.js';
+import {
+  imapCountUnread,
+  imapQueryProblems,
+  imapTick,
+  type ImapCursor,
+  type ImapMailbox,
+} from './imap-source.js';
 import {
   definePollerKind,
   PermanentError,
@@ -180,6 +186,8 @@ export const mailPollerKind: PollerKind<MailConfig, ImapCursor, MailShared> = de
   backfillOnFirstTick: true,
   createShared: createMailShared,
   validate: (config) => mailConfigProblems(config),
+  validateWithAccount: (config, { account }) =>
+    mailProviderOf(account.config) === 'imap' ? imapQueryProblems(config, account.name) : [],
   sourceKey: (config) => config.query.trim(),
   async tick(ctx) {
     const { config, shared, signal, logger } = ctx;

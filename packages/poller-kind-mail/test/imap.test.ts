@@ -189,17 +189,22 @@ describe('mail over IMAP (Dovecot)', () => {
     expect(h.dispatcher.texts()).toEqual(['Order 12 shipped ZX9']);
   });
 
-  it('an untranslatable query pauses the job with a message naming config.query and the fix', async () => {
+  it('an untranslatable query rejects the job when it is loaded, at config.query with the fix', async () => {
     const box = await mailbox();
-    const h = await setup(
-      [mailJob('m', { query: 'label:work is:unread' }, { failure_to: { channel: 'chat_b', to: 'ops' } })],
-      account(box),
-    );
+    const h = await setup([mailJob('m', { query: 'label:work is:unread' }), mailJob('ok')], account(box));
+    const [rejected] = h.service.rejected();
+    expect(rejected?.id).toBe('m');
+    expect(rejected?.issues).toEqual([
+      expect.objectContaining({
+        code: 'POLLER_INVALID_CONFIG',
+        path: 'pollers.jobs[0].config.query',
+        message: expect.stringMatching(/mail account "work" is an IMAP account.*"label:work" at character 1/),
+        hint: expect.stringMatching(/^rewrite the query with from:, to:/),
+      }),
+    ]);
+    // The other job of the account loads and runs.
     await h.advance(0);
-    const st = await h.service.show('m');
-    expect(st).toMatchObject({ paused: true, last_status: 'permanent' });
-    expect(st.last_error).toMatch(/config\.query .*"label:work" at character 1.*IMAP supports from:/);
-    expect(h.dispatcher.texts('chat_b')).toHaveLength(1);
+    expect((await h.service.show('ok')).last_status).toBe('ok');
   });
 
   it('a wrong password is Permanent (paused, alert); the password is in no log or status', async () => {
