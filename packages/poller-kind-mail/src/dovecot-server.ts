@@ -8,7 +8,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, write
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freeLoopbackPort, stopByPid, waitForPort } from './local-server.js';
+import { freeLoopbackPort, stopByPid, waitForPort } from '@agent/poller-core/testing';
 
 const DOVECOT = '/usr/sbin/dovecot';
 
