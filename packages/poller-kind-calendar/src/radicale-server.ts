@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeLoopbackPort, stopByPid, waitForPort } from './local-server.js';
+import { freeLoopbackPort, stopByPid, waitForPort } from '@agent/poller-core/testing';
 
 const RADICALE = '/usr/bin/radicale';
 
@@ -20,7 +20,10 @@ export interface RadicaleServer {
   /** PUTs (creates or replaces) `<name>.ics` in the calendar. */
   put(name: string, ics: string): Promise<number>;
   remove(name: string): Promise<number>;
-  /** Deletes the server's record of issued sync tokens: every token a client holds becomes invalid (403). */
+  /**
+   * Deletes the server's record of issued sync tokens: a token a client holds is refused (403) at the first
+   * sync after the collection changed (an unchanged collection is answered without looking the token up).
+   */
   forgetSyncTokens(): void;
   stop(): Promise<void>;
 }
