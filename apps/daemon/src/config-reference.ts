@@ -34,11 +34,13 @@ function configReferenceEntries(): ReferenceEntry[] {
     });
   }
   for (const [name, schema] of Object.entries(accountSchemas)) {
+    // A provider switch (`if`/`then`/`else`) is documented as its branches, one table each.
+    const { then: imap, else: other } = schema as { then?: object; else?: object };
     entries.push({
       name: `plugin-${name}-account.md`,
       title: `plugins/${name}.yaml: one block under \`accounts\``,
       intro: `Provider accounts for the \`${name}\` poller kind, as \`accounts: { <account_name>: {...} }\`; an agent names one in \`credentials.${name}\`. Secrets normally come from \`\${file:}\`. Hot: changes apply at the next reload or \`POST /admin/credentials/reload\`.`,
-      schema,
+      schema: imap && other ? { ...schema, oneOf: [other, imap] } : schema,
     });
   }
   return entries;

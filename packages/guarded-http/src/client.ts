@@ -113,7 +113,7 @@ const DEFAULTS = {
   headersTimeoutMs: 15_000,
   userAgent: 'agent-daemon (guarded-http)',
 };
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'REPORT']);
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Headers the client owns; a caller setting them would desync the framing or the pinning.
 const RESERVED_HEADERS = new Set([

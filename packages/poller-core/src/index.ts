@@ -17,6 +17,7 @@ export {
   withBaseConfig,
   type AgentTool,
   type JsonValue,
+  type KindConfigProblem,
   type KindTool,
   type PollerHttp,
   type PollerKind,

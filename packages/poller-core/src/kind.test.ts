@@ -41,6 +41,7 @@ describe('definePollerKind', () => {
       /does not compile/,
     ],
     [{ placeholders: 'some' }, 'POLLER_INVALID_KIND', /placeholders/],
+    [{ validateWithAccount: 'yes' }, 'POLLER_INVALID_KIND', /validateWithAccount must be a function/],
   ])('refuses %j', (over, code, text) => {
     let err: unknown;
     try {

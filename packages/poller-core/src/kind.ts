@@ -98,6 +98,15 @@ export interface KindTool<Shared = unknown> {
   handler(args: Record<string, unknown>, ctx: ToolContext & { shared: Shared }): Promise<unknown>;
 }
 
+/** A problem of a job config found by a kind check, located inside `config`. */
+export interface KindConfigProblem {
+  /** Path inside the job's `config`, e.g. `['query']`; `[]` for the config as a whole. */
+  path: readonly (string | number)[];
+  message: string;
+  /** How to fix it. */
+  fix?: string;
+}
+
 /**
  * A kind: `Config` is its validated job config (derive it from `configSchema`), `Cursor` the JSON it keeps
  * between ticks (`never` when it keeps none), `Shared` its per-(agent, kind) resource.
@@ -122,6 +131,15 @@ export interface PollerKindDefinition<
   createShared?(ctx: SharedContext): Shared | Promise<Shared>;
   /** Extra semantic checks of a schema-valid config; each string is one problem. */
   validate?(config: Config, ctx: { jobId: string; agentId: string }): string[];
+  /**
+   * Checks that need the job agent's provider account (a kind with `credentials`), e.g. a query that only
+   * some providers can run. Called at boot, at every reload and by `--check-config`, for a schema-valid
+   * config whose account resolved. Never put account values (secrets) in a problem.
+   */
+  validateWithAccount?(
+    config: Config,
+    ctx: { jobId: string; agentId: string; account: ResolvedAccount },
+  ): KindConfigProblem[];
   /**
    * Identity of the source; a reload keeps the cursor unless this changes. Only its SHA-256 is stored (it may
    * hold a URL path with a token), so it may name the source in full.
@@ -280,7 +298,7 @@ export function definePollerKind<
     throw invalid(def.kind, "placeholders must be a list of names or 'any'");
   if (def.credentials !== undefined && (typeof def.credentials !== 'string' || !def.credentials))
     throw invalid(def.kind, 'credentials must be the name of a provider-account plugin file');
-  for (const f of ['createShared', 'validate', 'sourceKey'] as const)
+  for (const f of ['createShared', 'validate', 'validateWithAccount', 'sourceKey'] as const)
     if (def[f] !== undefined && typeof def[f] !== 'function')
       throw invalid(def.kind, `${f} must be a function`);
   const names = new Set<string>();

@@ -1,7 +1,8 @@
 /**
  * @agent/poller-core/testing — for kind authors: the conformance suite every kind must pass
  * (`testPollerKind`, runs inside vitest), `runKindTick` (one tick outside the runner), a loopback recording
- * server and a tick logger. It needs `@agent/guarded-http` (the HTTP client ticks get) and `vitest`.
+ * server, a tick logger, and helpers to run a real server as a child process. It needs
+ * `@agent/guarded-http` (the HTTP client ticks get) and `vitest`.
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +22,8 @@ import {
 } from './kind.js';
 import { compileSchema } from './schema.js';
 import { renderTemplate, templatePlaceholders, validateTemplate } from './template.js';
+
+export { freeLoopbackPort, stopByPid, waitForPort } from './local-server.js';
 
 /** A tick logger that drops everything (the conformance checks read results, not logs). */
 const silentLogger: TickContext['logger'] = {

@@ -13,6 +13,7 @@ export const CALENDAR_PLACEHOLDERS = [
   'location',
   'updated',
   'change',
+  'next',
 ] as const;
 
 const CALENDAR_DEFAULTS = {

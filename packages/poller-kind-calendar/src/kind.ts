@@ -1,5 +1,7 @@
 /** The `calendar` poller kind: incremental sync with sync tokens. */
-import { createAccountClient, providerAccountSchema, type RefreshTokenClient } from '@agent/oauth2';
+import { createAccountClient, type RefreshTokenClient } from '@agent/oauth2';
+import { CALENDAR_API_BASE_URL, calendarProviderOf, parseCaldavAccount } from './account.js';
+import { caldavTick, type CaldavShared } from './caldav-source.js';
 import {
   definePollerKind,
   PermanentError,
@@ -13,26 +15,34 @@ import { createCalendarApi, EVENTS_PAGE_SIZE, type CalendarApi } from './api.js'
 import { CALENDAR_PLACEHOLDERS, calendarConfigSchema, type CalendarConfig } from './config.js';
 import { eventFields, itemIdOf, type CalendarEvent } from './render.js';
 
-const CALENDAR_API_BASE_URL = 'https://www.googleapis.com';
-
-/** JSON Schema of one `accounts.<name>` block of `plugins/calendar.yaml`. */
-export const calendarAccountSchema = providerAccountSchema(CALENDAR_API_BASE_URL, 'calendar account');
-
 /** Pages one sync may walk before it gives up (Transient): 1000 x 250 events. */
 const MAX_PAGES_PER_SYNC = 1000;
 
 /** The per-(agent, kind) resource: one OAuth2 client shared by that agent's calendar jobs. */
-export interface CalendarShared {
+interface GoogleCalendarShared {
+  readonly provider: 'google';
   readonly accountName: string;
   readonly oauth: RefreshTokenClient;
   readonly api: CalendarApi;
   close(): void;
 }
 
+export type CalendarShared = GoogleCalendarShared | CaldavShared;
+
 /** The cursor: the `nextSyncToken` of the last page of the previous sync. */
 export type CalendarCursor = { sync_token: string };
 
 function createCalendarShared(ctx: SharedContext): CalendarShared {
+  if (ctx.account && calendarProviderOf(ctx.account.config) === 'caldav') {
+    try {
+      const account = parseCaldavAccount(ctx.account.config);
+      return { provider: 'caldav', accountName: ctx.account.name, account, close: () => {} };
+    } catch (err) {
+      throw new PermanentError(
+        `calendar account "${ctx.account.name}" (plugins/calendar.yaml accounts.${ctx.account.name}): ${(err as Error).message}`,
+      );
+    }
+  }
   let built;
   try {
     built = createAccountClient({
@@ -54,7 +64,7 @@ function createCalendarShared(ctx: SharedContext): CalendarShared {
     account: accountName,
     allowPrivateNetworks: account.allowPrivateNetworks,
   });
-  return { accountName, oauth, api, close: () => oauth.close() };
+  return { provider: 'google', accountName, oauth, api, close: () => oauth.close() };
 }
 
 /** Sort key: the `updated` instant; events without one sort last. */
@@ -106,6 +116,7 @@ export const calendarPollerKind: PollerKind<CalendarConfig, CalendarCursor, Cale
     async tick(ctx) {
       const { config, shared, signal, logger } = ctx;
       const syncToken = syncTokenOf(ctx.cursor);
+      if (shared.provider === 'caldav') return caldavTick(ctx, shared, syncToken);
       const events: CalendarEvent[] = [];
       let pageToken: string | undefined;
       let nextSyncToken: string | undefined;

@@ -31,6 +31,7 @@ describe('calendar rendering', () => {
       location: '',
       updated: '',
       change: 'cancelled',
+      next: '',
     });
     expect(itemIdOf(e)).toBe('ev1@"3"');
     const instance = { ...e, recurringEventId: 'ser', originalStartTime: { date: '2026-03-09' } };

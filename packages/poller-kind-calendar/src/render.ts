@@ -90,5 +90,6 @@ export function eventFields(e: CalendarEvent): Record<string, string> {
     location: str(e.location),
     updated: str(e.updated),
     change: changeOf(e),
+    next: '',
   };
 }

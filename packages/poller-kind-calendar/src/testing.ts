@@ -5,6 +5,7 @@
  * properties or `showDeleted=false` (400), deleted events as minimal `{kind, etag, id, status:
  * "cancelled"}` in incremental results, 410 `fullSyncRequired` for expired tokens, bearer auth, and
  * Google's JSON error shape. Listing order is deliberately not chronological.
+ * This module needs vitest: its real-server helpers come from `@agent/poller-core/testing`.
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -191,3 +192,5 @@ export async function startFakeCalendar(opts: {
     },
   };
 }
+/** A real Radicale CalDAV server on a free loopback port, for tests of hosts and of this kind */
+export { startRadicale, type RadicaleServer } from './radicale-server.js';

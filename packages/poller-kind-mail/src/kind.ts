@@ -1,30 +1,29 @@
 /** The `mail` poller kind and its `mail_count_unread` tool. */
-import { createAccountClient, providerAccountSchema, type RefreshTokenClient } from '@agent/oauth2';
+import { createAccountClient, type RefreshTokenClient } from '@agent/oauth2';
+import { MAIL_API_BASE_URL, mailProviderOf, parseImapAccount } from './account.js';
+import { createImapSession } from './imap-session.js';
+import {
+  imapCountUnread,
+  imapQueryProblems,
+  imapTick,
+  type ImapCursor,
+  type ImapMailbox,
+} from './imap-source.js';
 import {
   definePollerKind,
   PermanentError,
   PollerError,
   type KindTool,
   type PollerKind,
-  type PollItem,
   type SharedContext,
   type TickContext,
 } from '@agent/poller-core';
 import { createMailApi, type MailApi } from './api.js';
 import { mailConfigProblems, mailConfigSchema, type MailConfig } from './config.js';
-import { compilePattern, extractOne } from './extract.js';
+import { mailItems } from './items.js';
 import { parseMessage, type MailMessage } from './message.js';
-import { senderAllowed } from './sender.js';
 
 type Logger = TickContext['logger'];
-
-const MAIL_API_BASE_URL = 'https://gmail.googleapis.com';
-
-/** JSON Schema of one `accounts.<name>` block of `plugins/mail.yaml`. */
-export const mailAccountSchema = providerAccountSchema(MAIL_API_BASE_URL, 'mail account');
-
-/** Labels of messages that are never dispatched: the owner's own drafts, sent and scheduled mail. */
-const SKIPPED_LABELS: readonly string[] = ['DRAFT', 'SENT', 'SCHEDULED'];
 
 /** Parsed messages kept per agent, so a message is fetched once, not on every tick. */
 const MESSAGE_CACHE_SIZE = 5000;
@@ -34,7 +33,8 @@ const FETCH_CONCURRENCY = 4;
 const COUNT_MAX_IDS = 5000;
 
 /** The per-(agent, kind) resource: one OAuth2 client (single-flight refresh) and a message cache. */
-export interface MailShared {
+interface GmailShared {
+  readonly provider: 'gmail';
   readonly accountName: string;
   readonly oauth: RefreshTokenClient;
   readonly api: MailApi;
@@ -43,7 +43,34 @@ export interface MailShared {
   close(): void;
 }
 
+/** The per-(agent, kind) resource of an IMAP account: one connection shared by its jobs and the tool. */
+interface ImapShared extends ImapMailbox {
+  readonly provider: 'imap';
+  close(): Promise<void>;
+}
+
+export type MailShared = GmailShared | ImapShared;
+
 function createMailShared(ctx: SharedContext): MailShared {
+  if (ctx.account && mailProviderOf(ctx.account.config) === 'imap') {
+    let account;
+    try {
+      account = parseImapAccount(ctx.account.config);
+    } catch (err) {
+      throw new PermanentError(
+        `mail account "${ctx.account.name}" (plugins/mail.yaml accounts.${ctx.account.name}): ${(err as Error).message}`,
+      );
+    }
+    const session = createImapSession(account, ctx.account.name);
+    return {
+      provider: 'imap',
+      accountName: ctx.account.name,
+      mailbox: account.mailbox,
+      session,
+      cache: new Map(),
+      close: () => session.close(),
+    };
+  }
   let built;
   try {
     built = createAccountClient({
@@ -65,17 +92,17 @@ function createMailShared(ctx: SharedContext): MailShared {
     account: accountName,
     allowPrivateNetworks: account.allowPrivateNetworks,
   });
-  return { accountName, oauth, api, cache: new Map(), close: () => oauth.close() };
+  return { provider: 'gmail', accountName, oauth, api, cache: new Map(), close: () => oauth.close() };
 }
 
-function remember(shared: MailShared, m: MailMessage): void {
+function remember(shared: GmailShared, m: MailMessage): void {
   shared.cache.delete(m.id);
   shared.cache.set(m.id, m);
   while (shared.cache.size > MESSAGE_CACHE_SIZE) shared.cache.delete(shared.cache.keys().next().value!);
 }
 
 async function fetchAll(
-  shared: MailShared,
+  shared: GmailShared,
   ids: string[],
   signal: AbortSignal,
   logger: Logger,
@@ -105,17 +132,6 @@ async function fetchAll(
   };
   await Promise.all(Array.from({ length: Math.min(FETCH_CONCURRENCY, missing.length) }, worker));
   return ids.map((id) => out.get(id)).filter((m): m is MailMessage => m !== undefined);
-}
-
-/** Compiled `extract` patterns, per config object (configs are frozen per job definition). */
-const compiled = new WeakMap<object, [string, RegExp][]>();
-function patternsOf(config: MailConfig): [string, RegExp][] {
-  let p = compiled.get(config);
-  if (!p) {
-    p = Object.entries(config.extract ?? {}).map(([k, v]) => [k, compilePattern(v)]);
-    compiled.set(config, p);
-  }
-  return p;
 }
 
 /** The mailbox query of a tick: the job query plus ` newer_than:<window>`. */
@@ -150,6 +166,8 @@ const countTool: KindTool<MailShared> = {
     if (!/(^|\s)is:unread(\s|$)/i.test(query)) parts.unshift('is:unread');
     if (window) parts.push(`newer_than:${window}`);
     const q = parts.filter(Boolean).join(' ');
+    if (ctx.shared.provider === 'imap')
+      return imapCountUnread(ctx.shared, q, window as string | undefined, ctx.signal, new Date());
     const r = await ctx.shared.api.list(q, ctx.signal, COUNT_MAX_IDS);
     return r.truncated
       ? { query: q, count: Math.max(r.ids.length, r.estimate), exact: false }
@@ -158,7 +176,7 @@ const countTool: KindTool<MailShared> = {
 };
 
 /** The `mail` kind; register it with the poller runtime. It keeps no cursor: dedup is the runner's seen set. */
-export const mailPollerKind: PollerKind<MailConfig, never, MailShared> = definePollerKind({
+export const mailPollerKind: PollerKind<MailConfig, ImapCursor, MailShared> = definePollerKind({
   kind: 'mail',
   apiVersion: 1,
   configSchema: mailConfigSchema,
@@ -168,9 +186,12 @@ export const mailPollerKind: PollerKind<MailConfig, never, MailShared> = defineP
   backfillOnFirstTick: true,
   createShared: createMailShared,
   validate: (config) => mailConfigProblems(config),
+  validateWithAccount: (config, { account }) =>
+    mailProviderOf(account.config) === 'imap' ? imapQueryProblems(config, account.name) : [],
   sourceKey: (config) => config.query.trim(),
   async tick(ctx) {
     const { config, shared, signal, logger } = ctx;
+    if (shared.provider === 'imap') return imapTick(ctx, shared);
     const listed = await shared.api.list(tickQuery(config), signal);
     if (listed.truncated)
       logger.warn('mail listing truncated: older matches wait for a later tick', {
@@ -178,54 +199,7 @@ export const mailPollerKind: PollerKind<MailConfig, never, MailShared> = defineP
         estimate: listed.estimate,
       });
     const messages = await fetchAll(shared, listed.ids, signal, logger);
-    const patterns = patternsOf(config);
-    const required = config.require_fields ?? [];
-    const allow = config.sender_allowlist ?? [];
-    const picked: { m: MailMessage; extracted: Record<string, string> }[] = [];
-    let filtered = 0;
-    for (const m of messages) {
-      if (m.labelIds.some((l) => SKIPPED_LABELS.includes(l))) continue;
-      if (!senderAllowed(m.fromAddress, allow)) {
-        filtered++;
-        continue;
-      }
-      const extracted: Record<string, string> = {};
-      const text = m.text || m.snippet;
-      for (const [name, re] of patterns) {
-        const r = extractOne(re, text);
-        if (r.value !== undefined) extracted[name] = r.value;
-        else if (r.timedOut)
-          logger.warn('mail extract pattern timed out; the field is left empty', {
-            field: name,
-            message_id: m.id,
-          });
-      }
-      if (required.some((f) => extracted[f] === undefined)) {
-        filtered++;
-        continue;
-      }
-      picked.push({ m, extracted });
-    }
-    if (filtered) logger.debug('mail messages filtered out', { filtered });
-    // Oldest first by receipt time; the id breaks ties so the order is stable.
-    picked.sort(
-      (a, b) => a.m.internalDate - b.m.internalDate || (a.m.id < b.m.id ? -1 : a.m.id > b.m.id ? 1 : 0),
-    );
-    const items: PollItem[] = picked.map(({ m, extracted }) => {
-      const fields: Record<string, string> = {
-        ...extracted,
-        snippet: m.snippet,
-        subject: m.subject,
-        from: m.from,
-        from_address: m.fromAddress ?? '',
-        date: m.date,
-        id: m.id,
-        thread_id: m.threadId,
-      };
-      const item: PollItem = { id: m.id, fields };
-      if (config.mark_read_on_dispatch) item.onDelivered = () => shared.api.markRead([m.id]);
-      return item;
-    });
+    const items = mailItems(messages, config, logger, (m) => shared.api.markRead([m.id]));
     return { items };
   },
   tools: [countTool],

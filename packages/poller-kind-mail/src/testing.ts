@@ -4,6 +4,7 @@
  * `GET users/me/messages/{id}?format=full` (payload parts with base64url bodies), `POST
  * users/me/messages/batchModify` (empty body on success), bearer auth checked against the fake token
  * endpoint, and Google's JSON error shape.
+ * This module needs vitest: its real-server helpers come from `@agent/poller-core/testing`.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -323,3 +324,5 @@ export async function startFakeGmail(opts: {
     },
   };
 }
+/** A real Dovecot IMAP server on a free loopback port, for tests of hosts and of this kind */
+export { startDovecot, type DovecotServer } from './dovecot-server.js';

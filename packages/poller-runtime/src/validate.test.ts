@@ -179,6 +179,44 @@ describe('validatePollers', () => {
     expect(r.rejected[0]!.issues[0]!.message).toMatch(/kind check failed: bug/);
   });
 
+  it('runs the kind check that needs the account, with the resolved account, located under config', () => {
+    const calls: { job: string; account: unknown }[] = [];
+    const k = scriptedKind('credy', {
+      credentials: 'mail',
+      validateWithAccount: (config, ctx) => {
+        calls.push({ job: ctx.jobId, account: ctx.account });
+        if (ctx.jobId === 'throws') throw new Error('bug');
+        return config.source === 'bad'
+          ? [{ path: ['source'], message: 'this account cannot read it (password s3cret)', fix: 'use s2' }]
+          : [];
+      },
+    });
+    const snap = createTestSnapshot({
+      agents: { assistant: { channels: ['chat_a'], credentials: { mail: 'work' } } },
+      accounts: { mail: { work: { provider: 'imap', password: 's3cret' } } },
+      secrets: ['s3cret'],
+      jobs: [
+        job('good', { kind: 'credy' }),
+        job('x', { kind: 'credy', config: { source: 'bad' } }),
+        job('schema', { kind: 'credy', config: { colour: 'red' } }),
+        job('throws', { kind: 'credy' }),
+      ],
+    });
+    const r = validatePollers(pollersOf(snap), agentDirectory(snap), createKindRegistry([k.kind]));
+    expect(r.valid.map((d) => d.id)).toEqual(['good']);
+    // Not called for a config that fails its schema.
+    expect(calls.map((c) => c.job)).toEqual(['good', 'x', 'throws']);
+    expect(calls[0]!.account).toEqual({ name: 'work', config: { provider: 'imap', password: 's3cret' } });
+    const [issue] = r.rejected.find((x) => x.id === 'x')!.issues;
+    expect(issue).toMatchObject({
+      code: 'POLLER_INVALID_CONFIG',
+      path: 'pollers.jobs[1].config.source',
+      message: 'this account cannot read it (password [redacted])',
+      hint: 'use s2',
+    });
+    expect(r.rejected.find((x) => x.id === 'throws')!.issues[0]!.message).toMatch(/kind check failed: bug/);
+  });
+
   it('no pollers file means no jobs', () => {
     const snap = createTestSnapshot();
     expect(validatePollers(null, agentDirectory(snap), createKindRegistry())).toEqual({

@@ -5,6 +5,7 @@
 import { formatIssue, type ConfigIssue } from '@agent/config-snapshot';
 import { canonicalJson, compileSchema, validateTemplate, type PollerKind } from '@agent/poller-core';
 import type { AgentDirectory } from './agent-directory.js';
+import { accountIssues } from './validate-account.js';
 import type { LoadedJob, PollersSection } from './pollers-section.js';
 import type { KindRegistry } from './registry.js';
 import { parseSchedule, type Schedule, type ScheduleSpec } from './schedule.js';
@@ -149,7 +150,8 @@ function validateJob(
   if (kind) {
     const schemaProblems = schemaIssues(job, kind, config);
     issues.push(...schemaProblems);
-    if (schemaProblems.length === 0) {
+    const schemaValid = schemaProblems.length === 0;
+    if (schemaValid) {
       if (typeof config.message_template === 'string')
         for (const p of validateTemplate(config.message_template, kind.placeholders))
           issues.push(job.issueAt(['config', 'message_template'], p, undefined, 'POLLER_BAD_TEMPLATE'));
@@ -174,15 +176,22 @@ function validateJob(
             'POLLER_NO_CREDENTIALS',
           ),
         );
-      else if (!agents.accountConfig(kind.credentials, accountName))
-        issues.push(
-          job.issueAt(
-            ['agent'],
-            `agent "${spec.agent}" names ${kind.credentials} account "${accountName}", which plugins/${kind.credentials}.yaml does not define`,
-            `define accounts.${accountName} in plugins/${kind.credentials}.yaml`,
-            'POLLER_NO_CREDENTIALS',
-          ),
-        );
+      else {
+        const accountConfig = agents.accountConfig(kind.credentials, accountName);
+        if (!accountConfig)
+          issues.push(
+            job.issueAt(
+              ['agent'],
+              `agent "${spec.agent}" names ${kind.credentials} account "${accountName}", which plugins/${kind.credentials}.yaml does not define`,
+              `define accounts.${accountName} in plugins/${kind.credentials}.yaml`,
+              'POLLER_NO_CREDENTIALS',
+            ),
+          );
+        else if (schemaValid)
+          issues.push(
+            ...accountIssues(job, kind, config, { name: accountName, config: accountConfig }, agents),
+          );
+      }
     }
   }
 
