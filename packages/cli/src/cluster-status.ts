@@ -1,24 +1,10 @@
 /** `agent cluster status`: members, their config versions and leases, the leader. Pure formatting. */
+import type { AdminClusterStatus } from '@agent/admin-api';
 import { alignTable } from './format.js';
 import { paint } from './io.js';
 
-/** `GET /admin/cluster` as the CLI reads it. */
-export interface ClusterStatusView {
-  desired_config_version: number;
-  leader: { daemon_id: string; term: number } | null;
-  members: {
-    daemon_id: string;
-    host: string;
-    version: string;
-    state: 'live' | 'stale' | 'left';
-    seen_ago_ms: number;
-    applied_config_version: number | null;
-    applied_config_hash: string | null;
-    ticks_in_flight: number;
-    /** Null when the daemon cannot tell (no poller table). */
-    jobs_held: number | null;
-  }[];
-}
+/** `GET /admin/cluster` as the CLI reads it: the admin API's own wire type. */
+export type ClusterStatusView = AdminClusterStatus;
 
 function age(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)}ms ago`;
