@@ -49,8 +49,8 @@ function entryOf(env: TickEnv, def: JobDefinition): ReconcileEntry {
 }
 
 /** A replaced or removed job: its tick aborts and can no longer write (the reconcile revoked its lease). */
-function retire(rt: JobRuntime): void {
-  rt.retired = true;
+function retire(rt: JobRuntime, how: 'replaced' | 'removed'): void {
+  rt.retired = how;
   rt.tick?.abort(new LeaseLostError(`job ${rt.def.id} was replaced or removed`));
 }
 
@@ -133,8 +133,9 @@ function swapJobs(p: ClusterParts, plan: ReloadPlan, nextById: ReadonlyMap<strin
   const { jobs } = p;
   for (const id of [...plan.remove, ...plan.replace]) {
     const rt = jobs.get(id)!;
-    retire(rt);
-    if (plan.remove.includes(id)) p.env.metrics.removeJob(labelsOf(rt.def));
+    const removed = plan.remove.includes(id);
+    retire(rt, removed ? 'removed' : 'replaced');
+    if (removed) p.env.metrics.removeJob(labelsOf(rt.def));
     jobs.delete(id);
   }
   for (const id of [...plan.add, ...plan.replace]) jobs.set(id, newJob(nextById.get(id)!));

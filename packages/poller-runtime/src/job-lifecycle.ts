@@ -68,10 +68,14 @@ export async function startJob(
   if (!deps.stopped()) await deps.scheduler.arm(rt);
 }
 
-/** Retires the job: its tick is aborted and can no longer write; `remove` also deletes its state and series. */
+/**
+ * Retires the job: its tick is aborted and can no longer write, except the record of an item the channel
+ * accepted meanwhile on a replace (see `guardOf`); the lease is revoked once that tick ended, so its fence
+ * holds for that record. `remove` also deletes the job's state and series.
+ */
 async function stopJob(deps: LifecycleDeps, rt: JobRuntime, remove: boolean): Promise<void> {
   const { store, metrics } = deps.env;
-  rt.retired = true;
+  rt.retired = remove ? 'removed' : 'replaced';
   rt.tick?.abort(new LeaseLostError(`job ${rt.def.id} was replaced or removed`));
   deps.scheduler.disarm(rt);
   await waitFor([...rt.busy]);

@@ -37,7 +37,7 @@ export async function acquireLease(
   deps: LeaseDeps,
   jobId: string,
   ttl: number,
-  guard: () => void,
+  guard: (ops: CommitOps) => void,
 ): Promise<LeaseAttempt> {
   const { store, clock } = deps;
   // The trust window counts from the request, on the monotonic clock: neither a slow answer nor a
@@ -53,7 +53,7 @@ export function leaseSession(
   deps: LeaseDeps,
   jobId: string,
   grant: LeaseGrant,
-  how: { ttl: number; asked: number; guard: () => void },
+  how: { ttl: number; asked: number; guard: (ops: CommitOps) => void },
 ): LeaseSession {
   const { store, clock } = deps;
   const { ttl, asked, guard } = how;
@@ -72,7 +72,7 @@ export function leaseSession(
   let renewTimer: unknown = null;
 
   const commit = async (ops: CommitOps) => {
-    guard();
+    guard(ops);
     await store.commit(jobId, ops, fence);
   };
   const session: LeaseSession = {

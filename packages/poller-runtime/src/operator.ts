@@ -33,7 +33,7 @@ export function unknownJob(id: string): PollerError {
 function unfencedWriter(env: TickEnv, rt: JobRuntime): TickWriter {
   const guard = guardOf(rt);
   const write = async (ops: CommitOps) => {
-    guard();
+    guard(ops);
     await env.store.commit(rt.def.id, ops, null);
   };
   return { fence: null, write, writeLast: write };

@@ -185,6 +185,8 @@ async function deliverBatch(
     const text = renderTemplate(template, item.fields);
     // A holder stopped past its lease (SIGSTOP, a long GC pause) must not send what another holder sends.
     await writer.confirmLease?.();
+    // A replace or remove meanwhile: nothing more is sent.
+    if (signal.aborted) break;
     try {
       await env.dispatcher.deliver({
         agentId: def.agent,
