@@ -20,12 +20,12 @@ import { labelsOf } from './job-log.js';
 import { startOps } from './job-lifecycle.js';
 import { createJobGaugeExporter } from './job-gauges.js';
 import type { LeaseDeps } from './lease.js';
-import { planReload, type ReloadPlan } from './plan.js';
+import type { ReloadPlan } from './plan.js';
 import { pollersOf } from './pollers-section.js';
 import { createRejectedJobs } from './rejected.js';
 import type { ClusterRunnerOptions, Runner, RunnerOptions } from './runner-api.js';
 import { createRunnerEnv, type CurrentConfig } from './runner-env.js';
-import { logReload, validJobsOf } from './runner-jobs.js';
+import { logReload, planAgainst, validJobsOf } from './runner-jobs.js';
 import { leaseTtlMs } from './schedule.js';
 import { emptyJobState } from './store.js';
 import type { TickEnv } from './tick-types.js';
@@ -162,11 +162,7 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
     wake: loop.wake,
   });
 
-  const planFor = (next: RuntimeConfigView) => {
-    const result = validJobsOf(next, registry);
-    const running = [...jobs.values()].map((rt) => rt.def);
-    return { result, plan: planReload(running, result.valid, result.rejected) };
-  };
+  const planFor = (next: RuntimeConfigView) => planAgainst(jobs.values(), next, registry);
 
   const reload = async (next: RuntimeConfigView): Promise<ReloadPlan> => {
     const { result, plan } = planFor(next);

@@ -1,7 +1,8 @@
 /** What both runners (single host, cluster) do with a configuration: validate its jobs, log a reload. */
 import type { Logger } from '@agent/log';
 import { agentDirectory, type RuntimeConfigView } from './agent-directory.js';
-import type { ReloadPlan } from './plan.js';
+import { planReload, type ReloadPlan } from './plan.js';
+import type { JobDefinition } from './validate.js';
 import { pollersOf } from './pollers-section.js';
 import type { RunnerOptions } from './runner-api.js';
 import { validatePollers } from './validate.js';
@@ -10,6 +11,23 @@ export function validJobsOf(snap: RuntimeConfigView, registry: RunnerOptions['re
   const pollers = pollersOf(snap);
   const enabled = pollers?.settings.enabled !== false;
   return enabled ? validatePollers(pollers, agentDirectory(snap), registry) : { valid: [], rejected: [] };
+}
+
+/** Validates every job of `next` and plans it against the running jobs: what a reload and its preview do first. */
+export function planAgainst(
+  running: Iterable<{ readonly def: JobDefinition }>,
+  next: RuntimeConfigView,
+  registry: RunnerOptions['registry'],
+) {
+  const result = validJobsOf(next, registry);
+  return {
+    result,
+    plan: planReload(
+      [...running].map((rt) => rt.def),
+      result.valid,
+      result.rejected,
+    ),
+  };
 }
 
 /** A reload that changes no job (an agent edit, a saved file with the same jobs) is not news. */

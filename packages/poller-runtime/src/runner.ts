@@ -8,14 +8,14 @@ import { idle, type JobRuntime } from './job.js';
 import { applyPlan, startJob, stopAll, type LifecycleDeps } from './job-lifecycle.js';
 import { takeOverDeadLease, type LeaseDeps } from './lease.js';
 import { createOperatorApi } from './operator.js';
-import { planReload, type ReloadPlan } from './plan.js';
+import type { ReloadPlan } from './plan.js';
 import { createRejectedJobs } from './rejected.js';
 import type { Runner, RunnerOptions } from './runner-api.js';
 import { createRunnerEnv, type CurrentConfig } from './runner-env.js';
 import { wake } from './scheduled-tick.js';
 import { createScheduler } from './scheduler.js';
 import { buildTools } from './tools.js';
-import { logReload, validJobsOf } from './runner-jobs.js';
+import { logReload, planAgainst, validJobsOf } from './runner-jobs.js';
 import { createClusterRunner } from './cluster-runner.js';
 
 export function createRunner(options: RunnerOptions): Runner {
@@ -43,11 +43,7 @@ export function createRunner(options: RunnerOptions): Runner {
   const api = createOperatorApi({ env, jobs, scheduler, rejected, stopped: isStopped });
 
   // One way to plan, for the reload and for its preview: validate every job of `next`, diff against the running.
-  const planFor = (next: RuntimeConfigView) => {
-    const result = validJobsOf(next, registry);
-    const running = [...jobs.values()].map((rt) => rt.def);
-    return { result, plan: planReload(running, result.valid, result.rejected) };
-  };
+  const planFor = (next: RuntimeConfigView) => planAgainst(jobs.values(), next, registry);
 
   const reload = async (next: RuntimeConfigView): Promise<ReloadPlan> => {
     const { result, plan } = planFor(next);
