@@ -91,12 +91,14 @@ describe('cluster mode: poller jobs shared by two daemons', () => {
       [...once.values()].every((n) => n === 1),
       JSON.stringify([...once]),
     ).toBe(true);
-    // Both daemons took part: jobs are claimed by whoever is free, not pinned to one.
-    expect(delivered([a]).length).toBeGreaterThan(0);
-    expect(delivered([b]).length).toBeGreaterThan(0);
+    // Kill the daemon that delivered most (a claim takes up to 10 due jobs, so one daemon may hold them all).
+    const aFirst = delivered([a]).length >= delivered([b]).length;
+    const [victim, survivor, survivorDaemon] = aFirst ? [da, b, dbb] : [dbb, a, da];
+    const victimId = aFirst ? 'host-a' : 'host-b';
+    expect(delivered([aFirst ? a : b]).length).toBeGreaterThan(0);
 
-    // SIGKILL host A: it never leaves the membership table; host B sees it stale after 3 s and breaks its leases.
-    await da.stop('SIGKILL');
+    // SIGKILL it: it never leaves the membership table; the other sees it stale after 3 s and breaks its leases.
+    await victim.stop('SIGKILL');
     const killedAt = Date.now();
     feed.startPublishing();
     await sleep(4000);
@@ -111,13 +113,19 @@ describe('cluster mode: poller jobs shared by two daemons', () => {
     );
     expect(Date.now() - killedAt).toBeLessThan(30_000);
     const after = feed.published.filter((p) => p.publishedAt >= killedAt).map((p) => p.itemId);
-    expect(after.every((id) => delivered([b]).includes(id))).toBe(true);
-    // At most one repeat per job: the item in flight when host A died.
+    expect(after.every((id) => delivered([survivor]).includes(id))).toBe(true);
+    // At most one repeat per job: the item in flight when the victim died.
     const repeats = [...counts(delivered([a, b])).entries()].filter(([, n]) => n > 1);
     expect(repeats.length).toBeLessThanOrEqual(6);
     expect(repeats.every(([, n]) => n === 2)).toBe(true);
-    const held = await runCli(b, ['cluster', 'status', '--json', '--admin-url', dbb.adminUrl]);
+    const held = await runCli(survivor, [
+      'cluster',
+      'status',
+      '--json',
+      '--admin-url',
+      survivorDaemon.adminUrl,
+    ]);
     const view = JSON.parse(held.stdout);
-    expect(view.members.find((m: { daemon_id: string }) => m.daemon_id === 'host-a').state).toBe('stale');
+    expect(view.members.find((m: { daemon_id: string }) => m.daemon_id === victimId).state).toBe('stale');
   }, 90_000);
 });
