@@ -3,7 +3,7 @@
  * validation the poller subsystem runs (built-in kinds plus `kind_packages`), then the start-time checks.
  */
 import { join, resolve } from 'node:path';
-import { clusterBrokerIssues, clusterOf } from '@agent/cluster';
+import { clusterBrokerIssues, clusterOf } from '@agent/cluster/config';
 import { formatIssue, loadConfig, type ConfigSnapshot } from '@agent/config-snapshot';
 import {
   renderCheckConfig,

@@ -29,14 +29,14 @@ import {
   type SnapshotStore,
 } from '@agent/config-snapshot';
 import { createLogger, type LogFormat, type Logger, type LogLevel } from '@agent/log';
-import { clusterBrokerIssues, clusterOf, clusterSectionReader } from '@agent/cluster';
+import { clusterBrokerIssues, clusterOf, clusterSectionReader } from '@agent/cluster/config';
 import { pollersSectionReader } from '@agent/poller-runtime';
 import { mailLegacyJobSource } from '@agent/poller-kind-mail';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { adminOptions } from './admin.js';
 import { registerBuildInfo } from './build-info.js';
 import { createConfigMetrics } from './config-metrics.js';
-import { bootFromBundle, clusterView, serveCluster, type ClusterNode } from './cluster.js';
+import type { ClusterNode } from './cluster.js';
 import { accountSchemas } from './kinds.js';
 import { startPollers, type PollerSubsystem } from './pollers.js';
 import { createReloadPipeline, type ReloadPipeline } from './reload.js';
@@ -122,6 +122,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   // Cluster mode: the local directory gives cluster.yaml and the host-local files; the rest is the bundle.
   let node: ClusterNode | null = null;
   const cluster = boot.snapshot ? clusterOf(boot.snapshot) : null;
+  // Loaded in cluster mode only: a single-host daemon never loads the PostgreSQL client.
+  const clusterMode = cluster ? await import('./cluster.js') : null;
   if (cluster && boot.snapshot) {
     const wrongBroker = clusterBrokerIssues(
       cluster,
@@ -130,7 +132,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     );
     if (wrongBroker.length > 0) boot = { ...boot, snapshot: null, errors: [...boot.errors, ...wrongBroker] };
     else
-      ({ node, boot } = await bootFromBundle(cluster, {
+      ({ node, boot } = await clusterMode!.bootFromBundle(cluster, {
         configDir: opts.configDir,
         dataDir: resolve(cwd, boot.snapshot.runtime.data_dir),
         loadOptions,
@@ -332,7 +334,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       subscription?.unsubscribe();
       await watcher?.close();
     });
-    if (node) serveCluster(node, broker, reloads, logger, cleanups);
+    if (node) clusterMode!.serveCluster(node, broker, reloads, logger, cleanups);
 
     // Admin API on loopback: pollers (404 while the subsystem is off) and credential rotation.
     let token: string | null = null;
@@ -362,7 +364,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         metrics: configMetrics,
         metricsUrl: metrics ? `${metrics.url}/metrics` : undefined,
       }),
-      ...(node ? { cluster: () => clusterView(node) } : {}),
+      ...(node ? { cluster: () => clusterMode!.clusterView(node) } : {}),
       pages,
     });
     const admin = await serveAdmin(adminApp, first.runtime.admin.listen);

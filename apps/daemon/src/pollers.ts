@@ -6,7 +6,7 @@ import type { Logger } from '@agent/log';
 import { createRunner, pollersOf, warnLegacyJobs, type ReloadPlan, type Runner } from '@agent/poller-runtime';
 import { createSqliteStateStore } from '@agent/poller-runtime/sqlite';
 import type { Registry } from 'prom-client';
-import { clusterPollerStore, type ClusterNode } from './cluster.js';
+import type { ClusterNode } from './cluster.js';
 import { holderId, holderIsGone } from './holder.js';
 import { createJobJournal, type JobJournal } from './job-journal.js';
 import { buildKindRegistry, loadListedKindPackages } from './kinds.js';
@@ -41,7 +41,9 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
   const kindsDir = resolve(opts.cwd, opts.configDir);
   const registry = await buildKindRegistry(settings.kind_packages, kindsDir, logger);
   const statePath = resolve(opts.cwd, settings.state_db);
-  const shared = opts.cluster ? await clusterPollerStore(opts.cluster.node) : null;
+  const shared = opts.cluster
+    ? await (await import('./cluster.js')).clusterPollerStore(opts.cluster.node)
+    : null;
   const store = shared?.store ?? createSqliteStateStore(statePath);
   const journal = createJobJournal();
   let service: Runner;
