@@ -20,7 +20,7 @@ const caldavAccountSchema = {
       format: 'uri',
       pattern: '^https?://',
       description:
-        'URL of the calendar collection (ends with `/`), e.g. `https://dav.example.com/alice/work/`.',
+        'URL of the calendar collection (ends with `/`), e.g. `https://dav.example.com/alice/team/`.',
     },
     user: { type: 'string', minLength: 1, description: 'User name (HTTP Basic).' },
     password: {
