@@ -1,15 +1,10 @@
 /** `agent cluster status`: the members of the cluster, their config versions and leases, from the admin API. */
 import type { AdminClusterStatus } from '@agent/admin-api';
 import type { Argv, CommandModule } from 'yargs';
-import {
-  adminRequest,
-  ADMIN_URL_ENV,
-  closeAdminClient,
-  CliError,
-  resolveAdminTarget,
-} from './admin-client.js';
+import { adminRequest, closeAdminClient, CliError, resolveAdminTarget } from './admin-client.js';
 import { formatClusterStatus } from './cluster-status.js';
 import type { CliIO } from './io.js';
+import { adminClientOptions } from './pollers.js';
 
 interface ClusterStatusArgs {
   adminUrl?: string;
@@ -49,23 +44,11 @@ export function clusterCommand(io: CliIO): CommandModule {
     command: 'cluster <action>',
     describe: 'Cluster mode: `status` lists the members, their config versions and the jobs they hold',
     builder: (y: Argv) =>
-      y
-        .positional('action', { choices: ['status'] as const, demandOption: true })
-        .option('admin-url', {
-          type: 'string',
-          requiresArg: true,
-          describe: `Admin server URL (default: ${ADMIN_URL_ENV}, else runtime.yaml admin.listen)`,
-        })
-        .option('config-dir', {
-          type: 'string',
-          requiresArg: true,
-          default: './config',
-          describe: 'Config directory whose runtime.yaml names the admin server',
-        })
-        .option('json', { type: 'boolean', default: false, describe: 'Print the API answer as JSON' })
-        .epilogue(
-          'Exit codes: 0 every member is live and runs the desired config; 1 no answer, or the daemon runs in single-host mode; 2 a member is stale or runs another config version, or usage error.',
-        ),
+      adminClientOptions(
+        y.positional('action', { choices: ['status'] as const, demandOption: true }),
+      ).epilogue(
+        'Exit codes: 0 every member is live and runs the desired config; 1 no answer, or the daemon runs in single-host mode; 2 a member is stale or runs another config version, or usage error.',
+      ),
     handler: async (argv) => {
       io.setExitCode(
         await runClusterStatus(io, {

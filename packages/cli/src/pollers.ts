@@ -135,13 +135,14 @@ export async function runPollers(io: CliIO, args: PollersArgs): Promise<number> 
   }
 }
 
-interface CommonArgs {
+/** The options of every command that talks to the admin API: where it is, and JSON output. */
+export interface AdminClientArgs {
   'admin-url'?: string;
   'config-dir': string;
   json: boolean;
 }
 
-function common(y: Argv): Argv<CommonArgs> {
+export function adminClientOptions(y: Argv): Argv<AdminClientArgs> {
   return y
     .option('admin-url', {
       type: 'string',
@@ -158,21 +159,21 @@ function common(y: Argv): Argv<CommonArgs> {
       type: 'boolean',
       default: false,
       describe: 'Print the API answer as JSON',
-    }) as Argv<CommonArgs>;
+    }) as Argv<AdminClientArgs>;
 }
 
 function sub(
   io: CliIO,
   action: PollersAction,
   describe: string,
-  extra: (y: Argv<CommonArgs>) => Argv<CommonArgs> = (y) => y,
-): CommandModule<object, CommonArgs & { id?: string; yes?: boolean; 'dry-run'?: boolean }> {
+  extra: (y: Argv<AdminClientArgs>) => Argv<AdminClientArgs> = (y) => y,
+): CommandModule<object, AdminClientArgs & { id?: string; yes?: boolean; 'dry-run'?: boolean }> {
   const withId = action !== 'list' && action !== 'reload';
   return {
     command: withId ? `${action} <id>` : action,
     describe,
     builder: (y: Argv) => {
-      let b = common(y);
+      let b = adminClientOptions(y);
       if (withId)
         b = b.positional('id', { type: 'string', describe: 'Job id (see agent pollers list)' }) as never;
       return extra(b) as never;
@@ -235,7 +236,7 @@ export function pollersCommand(io: CliIO): CommandModule<object, object> {
   const withExit = (
     action: PollersAction,
     describe: string,
-    extra?: (y: Argv<CommonArgs>) => Argv<CommonArgs>,
+    extra?: (y: Argv<AdminClientArgs>) => Argv<AdminClientArgs>,
   ) =>
     sub(io, action, describe, (y) =>
       (extra ? extra(y) : y).epilogue(exitCodesEpilogue(POLLERS_EXIT_CODES[action])),
@@ -245,7 +246,7 @@ export function pollersCommand(io: CliIO): CommandModule<object, object> {
     describe: 'Operate the poller jobs of the running daemon (through its loopback admin API)',
     builder: (argv: Argv) =>
       // The flags every sub-command takes, so that `agent pollers --help` lists them too.
-      common(argv)
+      adminClientOptions(argv)
         .command(withExit('list', 'List every job: schedule, paused, breaker, last and next run, errors'))
         .command(withExit('show', 'Show one job: status, config (secrets redacted), cursor, lease holder'))
         .command(
