@@ -106,6 +106,16 @@ async function reportsOf(
   return reports;
 }
 
+/** The daemon's logger: `runtime.yaml` format and level unless overridden, every secret of `snapshot` hidden. */
+function daemonLogger(opts: DaemonOptions, snapshot: ConfigSnapshot) {
+  return createLogger({
+    level: opts.logLevel ?? snapshot.runtime.log.level,
+    format: opts.logFormat ?? snapshot.runtime.log.format,
+    ...(opts.write ? { write: opts.write } : {}),
+    redact: secretRedactor(snapshot),
+  });
+}
+
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const startedAt = new Date().toISOString();
   const cwd = opts.cwd ?? process.cwd();
@@ -137,7 +147,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         dataDir: resolve(cwd, boot.snapshot.runtime.data_dir),
         loadOptions,
         registry,
-        logger: bootLog,
+        // This host's runtime.yaml and secrets (the bundle carries copies of them): the cluster's lines are
+        // in the daemon's format and level, the database URL hidden, from the first one on.
+        logger: daemonLogger(opts, boot.snapshot),
       }));
   }
   // A refused start leaves the cluster at once: others need not wait out the heartbeat window.
@@ -154,12 +166,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const first = boot.snapshot;
   // Every record, at every level, goes through the secrets of the current snapshot: a value that reaches a
   // field (a URL path holding a token, a server's error text) is hidden however it got there.
-  const logger = createLogger({
-    level: opts.logLevel ?? first.runtime.log.level,
-    format: opts.logFormat ?? first.runtime.log.format,
-    ...(opts.write ? { write: opts.write } : {}),
-    redact: secretRedactor(first),
-  });
+  const logger = daemonLogger(opts, first);
   // One record per problem: files here, agents by name, jobs by the poller subsystem (with their reasons).
   for (const e of fileErrors(boot))
     logger.error('config issue', { issue: first.redact(formatIssue(e)), code: e.code });
