@@ -10,9 +10,14 @@ const scope = daemonScope();
 /** An agent file whose every proper prefix is invalid: the prompt is one quoted string over most of it. */
 const agentWithPrompt = (n: number): string => agentFile(`"save ${n} ${'of a long prompt '.repeat(120)}end"`);
 
+/** How long a reload waits for a file to be quiet (the daemon's default). */
+const QUIET_MS = 200;
+
 /**
  * A writer process that saves `file` in place `saves` times: truncate and write the first half, pause
- * `pauseMs`, write the rest, then stay idle for `idleMs`. It prints `done` at the end.
+ * `pauseMs` (blocking, so no timer lateness adds to it), write the rest, then stay idle for `idleMs`. It
+ * prints each save's measured gap between the halves (`gap <ms>`: a loaded machine can stretch it past the
+ * quiet window, and such a save is indistinguishable from two saves) and `done` at the end.
  */
 function inPlaceWriter(file: string, saves: number, pauseMs: number, idleMs: number) {
   const script = `
@@ -24,8 +29,10 @@ function inPlaceWriter(file: string, saves: number, pauseMs: number, idleMs: num
         const text = prompt(n);
         const fd = fs.openSync(${JSON.stringify(file)}, 'w');
         fs.writeSync(fd, text.slice(0, text.length >> 1));
-        await sleep(${pauseMs});
+        const t0 = performance.now();
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${pauseMs});
         fs.writeSync(fd, text.slice(text.length >> 1));
+        console.log('gap ' + (performance.now() - t0).toFixed(1));
         fs.closeSync(fd);
         await sleep(${idleMs});
       }
@@ -36,10 +43,20 @@ function inPlaceWriter(file: string, saves: number, pauseMs: number, idleMs: num
     env: childEnv(),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const gaps: number[] = [];
+  let out = '';
   const done = new Promise<void>((resolve) =>
-    proc.stdout.on('data', (d: Buffer) => d.includes('done') && resolve()),
+    proc.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const lines = out.split('\n');
+      out = lines.pop() ?? '';
+      for (const line of lines) {
+        if (line.startsWith('gap ')) gaps.push(Number(line.slice(4)));
+        if (line === 'done') resolve();
+      }
+    }),
   );
-  return { proc, done };
+  return { proc, done, gaps };
 }
 
 describe('explicit reloads read a consistent snapshot', () => {
@@ -66,7 +83,14 @@ describe('explicit reloads read a consistent snapshot', () => {
       }
       expect(acks.length).toBeGreaterThanOrEqual(10);
       const torn = acks.filter((a) => a.code !== 0 || a.rejected.length > 0 || a.errors.length > 0);
-      expect(torn).toEqual([]);
+      // A save whose halves came closer than the quiet window is never read torn. The file's change time
+      // has the kernel's coarse granularity, hence the margin; a save stretched past it by a descheduled
+      // writer is two saves to anyone, so a torn read is accepted only when such a save happened.
+      const stretched = writer.gaps.filter((g) => g >= QUIET_MS - 20);
+      expect(writer.gaps.length).toBeGreaterThanOrEqual(5);
+      expect(stretched.length, `gaps ${writer.gaps.join(' ')}`).toBeLessThan(writer.gaps.length / 2);
+      if (stretched.length === 0) expect(torn).toEqual([]);
+      else expect(torn.length).toBeLessThanOrEqual(stretched.length);
       // The saves went through: versions moved on and never back.
       const versions = acks.map((a) => a.version);
       expect(versions.at(-1)).toBeGreaterThan(1);
