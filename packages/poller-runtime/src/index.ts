@@ -133,6 +133,7 @@ export {
   type JobStatePatch,
   type LeaseGrant,
   type LeaseInfo,
+  type StartWrite,
   type StateStore,
   type TickStatus,
 } from './store.js';
