@@ -1,7 +1,8 @@
 // Operator commands on poller jobs in cluster mode through real daemons on the real PostgreSQL and NATS: a job
 // made due on one daemon is ticked by another at once (the due hint on `agent.pollers.changed`), not at the
 // end of that daemon's 30 s sleep, and a gracefully stopped daemon's in-flight job moves on the same way.
-// Cut off from NATS, the daemon's commands still work and the others' own sleep bounds the delay.
+// Cut off from NATS, the daemon's commands still work and the others' own sleep bounds the delay. Either
+// daemon lists every job of the cluster with the daemon holding it.
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
@@ -124,16 +125,19 @@ const baselined = async (id: string) =>
   (await db.pool.query(`SELECT baselined FROM ${db.schema}.poll_job WHERE job_id = $1`, [id])).rows[0]
     ?.baselined === true;
 
-/**
- * Starts A, lets its one tick slot be taken by `slow` (whose feed holds the request), starts B, and waits for
- * `news` to be baselined; then pauses news and gives its feed a new item `n2`.
- */
-async function twoDaemonsWithAFull(a: Workdir, b: Workdir) {
+/** Starts A, lets its one tick slot be taken by `slow` (whose feed holds the request), starts B, and waits for `news` to be baselined. */
+async function twoDaemons(a: Workdir, b: Workdir) {
   expect((await runCli(a, ['config', 'push', '--config-dir', 'config'])).code).toBe(0);
   const da = await scope.start(a);
   await until(() => feeds.requests.slow === 1, 15_000, 'host-a ticking slow');
   const dbb = await scope.start(b);
   await until(() => baselined('news'), 15_000, 'news baselined');
+  return { da, dbb };
+}
+
+/** `twoDaemons`, then news paused and its feed given a new item `n2`. */
+async function twoDaemonsWithAFull(a: Workdir, b: Workdir) {
+  const { da, dbb } = await twoDaemons(a, b);
   // Nothing is due before news's next run in an hour: B looks again only when its sleep ends or a hint comes.
   expect((await pollers(a, da, 'pause', 'news')).code).toBe(0);
   feeds.news.push({ id: 'n2' });
@@ -191,4 +195,41 @@ describe('cluster mode: due hints between daemons', () => {
       await proxy.close();
     }
   }, 90_000);
+});
+
+describe('cluster mode: pollers list and show', () => {
+  it('from either daemon list every job of the cluster with the daemon holding it, and show its lease', async () => {
+    const { a, b } = hosts(1000);
+    const { da, dbb } = await twoDaemons(a, b);
+    for (const [w, d] of [
+      [a, da],
+      [b, dbb],
+    ] as const) {
+      const list = await pollers(w, d, 'list');
+      expect(list.code, list.stderr).toBe(0);
+      const lines = list.stdout.trimEnd().split('\n');
+      expect(lines[0]).toMatch(/^ID +KIND .* ERRORS +HOLDER$/);
+      expect(lines.slice(1).map((l) => [l.split(/ +/)[0], l.split(/ +/).at(-1)])).toEqual([
+        ['news', '-'],
+        ['slow', 'host-a'],
+      ]);
+      const json = JSON.parse((await pollers(w, d, 'list', '--json')).stdout) as {
+        jobs: { id: string; holder: string | null; lease_expires_at: string | null }[];
+      };
+      expect(json.jobs.map((j) => [j.id, j.holder?.split('#')[0] ?? null])).toEqual([
+        ['news', null],
+        ['slow', 'host-a'],
+      ]);
+      const slow = json.jobs[1]!;
+      expect(Date.parse(slow.lease_expires_at!)).toBeGreaterThan(Date.now());
+      const show = await pollers(w, d, 'show', 'slow');
+      expect(show.code, show.stderr).toBe(0);
+      expect(show.stdout).toMatch(
+        new RegExp(
+          `^lease holder: ${slow.holder} \\(epoch \\d+, expires \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ\\)$`,
+          'm',
+        ),
+      );
+    }
+  }, 60_000);
 });
