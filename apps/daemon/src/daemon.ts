@@ -242,7 +242,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       logger,
       metrics: registry,
       runtime,
-      ...(node ? { cluster: { node, configVersion: () => store.current().version } } : {}),
+      ...(node ? { cluster: { node, configVersion: () => store.current().version, broker } } : {}),
     });
     subsystems.push(pollers);
     // A clean boot counts as a successful load: the gauge says 1 until a reload rejects something.

@@ -112,6 +112,7 @@ export type {
 export { createRunner } from './runner.js';
 export type {
   ClusterRunnerOptions,
+  DueHint,
   JobDetail,
   JobSummary,
   OperatorApi,

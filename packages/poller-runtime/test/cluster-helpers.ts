@@ -4,7 +4,7 @@ import { createMemoryLogger } from '@agent/log';
 import { Registry } from 'prom-client';
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { sleep } from '@agent/timers';
-import { createKindRegistry, createRunner, type Clock } from '../src/index.js';
+import { createKindRegistry, createRunner, type Clock, type DueHint } from '../src/index.js';
 import { createPostgresStateStore, type ClaimingStore } from '../src/postgres.js';
 import { createTestDispatcher, createTestSnapshot, type TestJobSpec } from '../src/testing.js';
 import { job, scriptedKind } from './helpers.js';
@@ -18,6 +18,7 @@ export interface ClusterNodeOptions {
   clock?: Clock;
   pollMaxMs?: number;
   maxConcurrentTicks?: number;
+  announceDue?: (hint: DueHint) => void;
 }
 
 /** `every_secs` jobs `j0..j{n-1}`. */
@@ -69,6 +70,7 @@ export function clusterPerTest() {
         pollMaxMs: o.pollMaxMs ?? 100,
         maxConcurrentTicks: o.maxConcurrentTicks ?? 8,
         gaugeIntervalMs: 100,
+        ...(o.announceDue ? { announceDue: o.announceDue } : {}),
       },
     });
     stops.push(() => runner.stop());
