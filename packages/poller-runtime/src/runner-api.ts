@@ -118,7 +118,10 @@ export interface RunResult {
 export interface OperatorApi {
   list(): Promise<JobSummary[]>;
   show(id: string): Promise<JobDetail>;
-  /** Manual tick: bypasses schedule and lease, never overlaps another tick of the job in this process. */
+  /**
+   * Manual tick: bypasses the schedule, never overlaps another tick of the job in this process. Single host:
+   * bypasses the lease too; cluster mode: takes it (busy while another daemon ticks the job).
+   */
   run(id: string): Promise<RunResult>;
   pause(id: string): Promise<JobSummary>;
   resume(id: string): Promise<JobSummary>;
