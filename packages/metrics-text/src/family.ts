@@ -128,7 +128,10 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
   protected abstract resize(capacity: number): void;
   /** Zeroes the numbers of a slot, before it is reused. */
   protected abstract clearSlot(slot: number): void;
-  /** Appends the sample lines of one series; `text` is its label text ('' without labels). */
+  /**
+   * Appends the sample lines of one series, one string per line or several lines in one string (joined by
+   * newlines, no trailing one); `text` is its label text ('' without labels).
+   */
   protected abstract renderSeries(text: string, slot: number, lines: string[]): void;
   /** Appends the samples of one series for `get()`. */
   protected abstract samplesOf(slot: number, labels: Record<string, string>, into: SampleValue[]): void;
