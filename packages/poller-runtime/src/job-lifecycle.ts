@@ -16,8 +16,8 @@ import {
   type JobState,
   type JobStatePatch,
   type StartWrite,
-  type StateStore,
 } from './store.js';
+import { statesOf } from './states-of.js';
 import type { TickEnv } from './tick-types.js';
 import type { JobDefinition } from './validate.js';
 
@@ -74,17 +74,6 @@ async function startJob(deps: LifecycleDeps, def: JobDefinition, applyPausedOnBo
   const st = await store.init(def.id, { sourceKey: def.sourceKey });
   await store.commit(def.id, startOps(deps.env, def, st, { applyPausedOnBoot, now }));
   armStarted(deps, rt, (await store.load(def.id))!);
-}
-
-/** Above this many jobs one read of every row is cheaper than a read per job. */
-const READ_ALL_FROM = 64;
-
-async function statesOf(store: StateStore, ids: readonly string[]): Promise<Map<string, JobState>> {
-  const rows =
-    ids.length >= READ_ALL_FROM
-      ? await store.loadAll()
-      : (await Promise.all(ids.map((id) => store.load(id)))).filter((s) => s !== null);
-  return new Map(rows.map((s) => [s.jobId, s]));
 }
 
 /**
