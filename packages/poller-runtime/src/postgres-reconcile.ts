@@ -10,6 +10,13 @@ import { bulkPatchStatement, patchShape, type PgRow } from './postgres-schema.js
 import { writeSeen, type PgNames } from './postgres-tx.js';
 import type { JobStatePatch } from './store.js';
 
+/**
+ * Lock wait and statement limit inside a reconcile, above the session's (5 s, 10 s): a daemon waits for
+ * another's reconcile of the same version to end instead of failing its start or reload, and a large
+ * table's statements may take longer than the session allows a tick's.
+ */
+const RECONCILE_TIMEOUT = '60s';
+
 /** Takes version `v` unless it or a later one was reconciled already. */
 async function casVersion(c: PoolClient, t: PgNames, v: number): Promise<boolean> {
   const r = await c.query(
@@ -89,6 +96,9 @@ export function reconcileTx(
   v: number,
 ): Promise<ReconcileResult | null> {
   return inTransaction(pool, async (c) => {
+    await c.query(
+      `SET LOCAL lock_timeout = '${RECONCILE_TIMEOUT}'; SET LOCAL statement_timeout = '${RECONCILE_TIMEOUT}'`,
+    );
     if (!(await casVersion(c, t, v))) return null;
     const { rows } = await c.query(`SELECT * FROM ${t.job} ORDER BY job_id FOR UPDATE`);
     const byId = new Map((rows as PgRow[]).map((r) => [String(r.job_id), r]));

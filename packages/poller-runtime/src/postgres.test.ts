@@ -232,6 +232,23 @@ describe('PostgreSQL store: reconcile', () => {
     expect((byId.other.due_at as Date).getTime()).toBe(at + 1);
   });
 
+  it("waits for another daemon's reconcile beyond the session's lock timeout instead of failing", async () => {
+    await store.reconcile([entry('a')], 1);
+    const impatient = await createPostgresStateStore({
+      pool: scratch.openPool({ lockTimeoutMs: 200, statementTimeoutMs: 1000 }),
+      schema: scratch.schema,
+    });
+    // Another reconcile holds the version row for longer than the waiter's lock timeout and statement limit.
+    const holder = await scratch.pool.connect();
+    await holder.query('BEGIN');
+    await holder.query(`SELECT * FROM ${scratch.schema}.poll_reconcile FOR UPDATE`);
+    const waiting = impatient.reconcile([entry('a'), entry('b')], 2);
+    await sleep(1500);
+    await holder.query('COMMIT');
+    holder.release();
+    expect(await waiting).toEqual({ add: ['b'], replace: [], remove: [], keep: ['a'] });
+  });
+
   it('hands the stored state of a replaced job to its entry, which may clear cursor and seen ids', async () => {
     await store.reconcile([entry('j')], 1);
     await store.commit('j', { state: { cursor: 'c1', baselined: true }, addSeen: ['x'] });
