@@ -84,6 +84,15 @@ export async function spawnDaemon({ cwd, configDir, env = process.env, nodeArgs 
   return { child, started, spawnedAt: spawned, readyMs: performance.now() - spawned, log, exited };
 }
 
+/** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+export async function stopDaemon(d, graceMs = 30_000) {
+  if (d.child.exitCode !== null || d.child.signalCode !== null) return;
+  d.child.kill('SIGTERM');
+  const timer = setTimeout(() => d.child.kill('SIGKILL'), graceMs);
+  await d.exited;
+  clearTimeout(timer);
+}
+
 export async function scrape(url) {
   return (await fetch(url)).text();
 }

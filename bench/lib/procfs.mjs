@@ -1,5 +1,5 @@
-// Process figures from procfs (Linux): CPU time and memory of a pid.
-import { readFileSync } from 'node:fs';
+// Process figures from procfs (Linux): CPU time and memory of a pid, and the CPU of every process of a command.
+import { readdirSync, readFileSync } from 'node:fs';
 
 const TICKS_PER_SEC = 100; // procfs clock ticks (USER_HZ)
 
@@ -22,4 +22,20 @@ export function cpuMs(pid) {
 export function memMb(pid, field) {
   const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+) kB`));
   return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** CPU ms so far of every live process whose command name is `comm`, by pid. */
+export function cpuOfCommand(comm) {
+  const out = new Map();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const s = statFields(entry);
+      if (s.comm === comm)
+        out.set(Number(entry), ((Number(s.f[11]) + Number(s.f[12])) * 1000) / TICKS_PER_SEC);
+    } catch {
+      // The process ended while the list was read.
+    }
+  }
+  return out;
 }
