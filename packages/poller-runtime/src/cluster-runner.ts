@@ -92,12 +92,14 @@ function clusterParts(options: RunnerOptions, cluster: ClusterRunnerOptions) {
     trusted: cluster.trusted,
   };
   const announce = announcerOf(cluster, env.logger);
+  const clusterMetrics = createClusterMetrics(options.metrics);
+  const tickStarting = clusterMetrics.tickLateness;
   const loop = createClaimLoop({
     store: cluster.store,
     holderId: options.holderId,
     clock: hostClock,
     dbClock,
-    metrics: createClusterMetrics(options.metrics),
+    metrics: clusterMetrics,
     logger: env.logger,
     random: env.random,
     jobs,
@@ -105,7 +107,7 @@ function clusterParts(options: RunnerOptions, cluster: ClusterRunnerOptions) {
     trusted: cluster.trusted,
     maxConcurrentTicks: cluster.maxConcurrentTicks ?? 64,
     pollMaxMs: cluster.pollMaxMs ?? 1000,
-    runClaim: (rt, claim, asked) => runClaimedTick({ env, lease, stopped }, rt, claim, asked),
+    runClaim: (rt, claim, asked) => runClaimedTick({ env, lease, stopped, tickStarting }, rt, claim, asked),
     announceDue: announce,
   });
   const gauges = createJobGaugeExporter({

@@ -180,6 +180,8 @@ const behaviours: [string, (t: StoreUnderTest) => Promise<void>][] = [
       expect(l.holder).toBeNull();
       expect(l.epoch).toBeGreaterThan(a.epoch);
       await expect(s.commit('j', { state: { cursor: 'old' } }, a)).rejects.toMatchObject(lost);
+      // A fence check alone (nothing to write) refuses too.
+      await expect(s.commit('j', {}, a)).rejects.toMatchObject(lost);
     },
   ],
   [
