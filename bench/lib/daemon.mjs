@@ -36,8 +36,13 @@ export function agentFiles(agents) {
 }
 
 /** `pollers.yaml` with `jobs` rss jobs `feed-<i>` on `feedUrl(i)`, spread over `agents` agents. */
-export function rssPollersYaml({ jobs, everySecs, agents, feedUrl, stateDb }) {
-  const parts = ['pollers:\n', stateDb ? `  state_db: ${stateDb}\n` : '', '  jobs:\n'];
+export function rssPollersYaml({ jobs, everySecs, agents, feedUrl, stateDb, maxConcurrentTicks }) {
+  const parts = [
+    'pollers:\n',
+    stateDb ? `  state_db: ${stateDb}\n` : '',
+    maxConcurrentTicks ? `  max_concurrent_ticks: ${maxConcurrentTicks}\n` : '',
+    '  jobs:\n',
+  ];
   for (let i = 0; i < jobs; i++)
     parts.push(
       `    - id: feed-${i}\n      kind: rss\n      agent: a${i % agents}\n      schedule: { every_secs: ${everySecs} }\n` +
