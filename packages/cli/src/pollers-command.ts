@@ -107,7 +107,10 @@ export function pollersCommand(io: CliIO): CommandModule<object, object> {
         .command(withExit('list', 'List every job: schedule, paused, breaker, last and next run, errors'))
         .command(withExit('show', 'Show one job: status, config (secrets redacted), cursor, lease holder'))
         .command(
-          withExit('run', 'Run one tick now (bypasses schedule and lease) and print status and item counts'),
+          withExit(
+            'run',
+            'Run one tick now (off schedule; in cluster mode it takes the lease of the job) and print status and item counts',
+          ),
         )
         .command(withExit('pause', 'Pause a job (persisted)'))
         .command(withExit('resume', 'Resume a paused job'))
