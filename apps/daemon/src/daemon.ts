@@ -321,6 +321,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         watcher = watchConfig({
           dir: opts.configDir,
           files: snap.secretFiles,
+          // The daemon's own data changes all the time; inside the config dir it must not look like edits.
+          ignore: [dataDir],
           debounceMs: snap.runtime.reload.debounce_ms,
           maxWaitMs: snap.runtime.reload.max_wait_ms,
           onChange: (paths) => {
