@@ -76,6 +76,7 @@ function clusterParts(options: RunnerOptions, cluster: ClusterRunnerOptions) {
     logger: env.logger,
     holderId: options.holderId,
     trusted: cluster.trusted,
+    stopped,
   };
   const loop = createClaimLoop({
     store: cluster.store,
