@@ -2,7 +2,7 @@
 import { daemonOf, type History, type LeaseGrant } from './history.js';
 import type { AppliedFault } from './nemesis-run.js';
 
-type Invariant = 'J1' | 'J2' | 'J3' | 'J4' | 'J5' | 'J8';
+type Invariant = 'J1' | 'J2' | 'J3' | 'J4' | 'J5' | 'J7' | 'J8' | 'J9';
 
 export interface Violation {
   invariant: Invariant;
