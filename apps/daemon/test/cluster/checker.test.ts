@@ -183,6 +183,25 @@ const cases: [string, (h: History) => void, string[]][] = [
     [],
   ],
   [
+    // Its tick at the first pause was broken then; at the second it holds nothing, so it has nothing to lose.
+    'a second pause of a daemon whose grant was broken at the first',
+    (h) => {
+      const g = grantAt(h, 'j0', 6000);
+      cutOff(g);
+      Object.assign(g, { endedAt: T + 9200, endedHow: 'broken' });
+      h.faults.push(
+        { kind: 'pause', daemonId: 'a', startedAt: T + 6100, healedAt: T + 12_100 },
+        { kind: 'pause', daemonId: 'a', startedAt: T + 15_000, healedAt: T + 15_500 },
+      );
+      h.logs.push({
+        daemonId: 'a',
+        at: T + 12_200,
+        msg: 'poller tick lost its lease; its writes are discarded',
+      });
+    },
+    [],
+  ],
+  [
     'a kill whose held job is taken over late',
     (h) => (
       killOfHolder(h),

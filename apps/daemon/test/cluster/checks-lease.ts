@@ -1,6 +1,6 @@
 // J3 (fencing), J4 (takeover) and J5 (slot coverage) over a history.
 import { failoverMs, type CheckParams, type Violation } from './checks-delivery.js';
-import { daemonOf, type History, type LeaseGrant } from './history.js';
+import { daemonOf, grantEnd, type History, type LeaseGrant } from './history.js';
 import type { AppliedFault } from './nemesis-run.js';
 
 const slack = (p: CheckParams): number => p.slackMs ?? 3000;
@@ -14,9 +14,6 @@ function byJob<T extends { jobId: string }>(rows: readonly T[]): Map<string, T[]
 
 /** The victim's message when its tick was fenced off or aborted for want of a lease. */
 const LOST_LEASE_MSG = /poller tick lost its lease|poller tick aborted/;
-
-/** When an epoch stopped being valid: however it ended, or its release when that is all that is known. */
-const endOf = (g: LeaseGrant): number | undefined => g.endedAt ?? g.releasedAt;
 
 /**
  * J3: per job, audited deliveries never go back to an older epoch (by seq), and none was accepted while its
@@ -52,10 +49,10 @@ export function checkFencing(h: History): Violation[] {
           invariant: 'J3',
           message: `${a.jobId}: seq ${a.seq} by ${a.holder} under epoch ${a.leaseEpoch}, never granted to it`,
         });
-      else if (endOf(g) !== undefined && at > endOf(g)!)
+      else if (grantEnd(g) !== undefined && at > grantEnd(g)!)
         out.push({
           invariant: 'J3',
-          message: `${a.jobId}: seq ${a.seq} written at ${iso(at)}, after epoch ${a.leaseEpoch} ended (${g.endedHow ?? 'released'}) at ${iso(endOf(g)!)}`,
+          message: `${a.jobId}: seq ${a.seq} written at ${iso(at)}, after epoch ${a.leaseEpoch} ended (${g.endedHow ?? 'released'}) at ${iso(grantEnd(g)!)}`,
         });
     }
   }
@@ -77,13 +74,13 @@ function missingLostLeaseLogs(h: History): Violation[] {
     }));
 }
 
-/** Grants the fault's victim held when the fault started. */
+/** Grants the fault's victim held when the fault started (granted before, not ended by then). */
 function heldBy(grants: readonly LeaseGrant[], f: AppliedFault): LeaseGrant[] {
   return grants.filter(
     (g) =>
       daemonOf(g.holder) === f.daemonId &&
       g.grantedAt <= f.startedAt &&
-      (g.releasedAt === undefined || g.releasedAt > f.startedAt),
+      (grantEnd(g) === undefined || grantEnd(g)! > f.startedAt),
   );
 }
 

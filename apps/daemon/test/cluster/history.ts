@@ -114,6 +114,9 @@ export interface History {
   endedAt: number;
 }
 
+/** When a grant's epoch stopped being valid: however it ended, else its release; undefined while it holds. */
+export const grantEnd = (g: LeaseGrant): number | undefined => g.endedAt ?? g.releasedAt;
+
 /** `daemon-a#1234.af3e` → `daemon-a`; a bare id stays as it is. */
 export function daemonOf(holder: string): string {
   const i = holder.indexOf('#');

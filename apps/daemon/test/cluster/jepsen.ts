@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { runClusterFaults } from './cluster-run.js';
 import { randomSeed } from './nemesis.js';
 import { findPgBin } from './servers.js';
-import { faketimeBin } from './skew.js';
+import { faketimeLibrary } from './skew.js';
 
 export interface JepsenOptions {
   minutes: number;
@@ -53,7 +53,7 @@ export async function runJepsen(argv: readonly string[], out: (line: string) => 
   }
   out(`jepsen: seed=${o.seed} minutes=${o.minutes} daemons=${o.daemons} (replay with --seed ${o.seed})`);
   try {
-    out(`jepsen: PostgreSQL binaries in ${findPgBin()}; faketime at ${faketimeBin()}`);
+    out(`jepsen: PostgreSQL binaries in ${findPgBin()}; libfaketime at ${faketimeLibrary()}`);
     const t0 = Date.now();
     const run = await runClusterFaults({
       seed: o.seed,
