@@ -263,12 +263,20 @@ export async function clusterPollerStore(node: ClusterNode): Promise<{
     follow(runner) {
       runner.exportJobGauges(node.leader.isLeader());
       const offLeader = node.leader.onChange((mine) => runner.exportJobGauges(mine));
-      const offStale = node.membership.onStaleMembers((members) => {
-        for (const m of members)
-          void store.breakLeasesOf(m.holderId).then((jobs) => {
+      const breakLeasesOf = (holderId: string): void =>
+        void store
+          .breakLeasesOf(holderId)
+          .then((jobs) => {
             if (jobs.length > 0) runner.wake();
-          });
+          })
+          .catch(() => {});
+      const offStale = node.membership.onStaleMembers((members) => {
+        for (const m of members) breakLeasesOf(m.holderId);
       });
+      // This daemon's previous incarnation (crashed, say): its row is ours now, so no other member will
+      // ever see it stale and break the leases it held. Without this, they would wait out their TTL.
+      const replaced = node.membership.replacedHolderId;
+      if (replaced !== null) breakLeasesOf(replaced);
       const offDesired = node.membership.onTrustChange((trusted) => {
         if (trusted) runner.wake();
       });
