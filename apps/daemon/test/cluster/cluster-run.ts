@@ -56,7 +56,7 @@ const TIMING: ClusterTiming = { heartbeatIntervalSecs: 1, staleAfterSecs: 3, pol
 /** Spreads the jobs' phases over the second, so that a fault finds ticks in flight at any moment. */
 const JITTER_MS = 500;
 /** Each feed answer takes this long: a tick spends most of its time waiting on its source. */
-const FEED_DELAY_MS = 150;
+const FEED_DELAY_MS = 400;
 const SCHEMA = 'agent';
 const CHAT = '4242';
 
@@ -271,7 +271,7 @@ function describeReload(r: ReloadProbe): string {
   const converged =
     r.convergedAt === undefined || r.healedAt === undefined
       ? 'never converged'
-      : `ran config v${r.pushedVersion} ${r.convergedAt - r.healedAt} ms after the heal (${r.convergedAt - r.at} ms after the reload)`;
+      : `ran config v${r.pushedVersion} ${Math.abs(r.convergedAt - r.healedAt)} ms ${r.convergedAt > r.healedAt ? 'after' : 'before'} the heal (${r.convergedAt - r.at} ms after the reload)`;
   return `reload: with ${r.daemonId} cut off from NATS, agent reload exited ${r.exitCode}; ${r.daemonId} ${converged}`;
 }
 
