@@ -24,7 +24,7 @@ import {
 } from '@agent/cluster';
 import { loadConfig, type LoadOptions, type LoadResult } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
-import { createPool, type Pool } from '@agent/pg';
+import { createPool, POOL_DEFAULTS, type Pool } from '@agent/pg';
 import type { ClusterRunnerOptions, Runner } from '@agent/poller-runtime';
 import { createPostgresStateStore, type ClaimingStore } from '@agent/poller-runtime/postgres';
 import type { Registry } from 'prom-client';
@@ -61,6 +61,17 @@ export interface JoinOptions {
   ticksInFlight?: () => number;
 }
 
+/**
+ * How long the server keeps a session of this daemon idle inside a transaction: two thirds of the failover
+ * window, at most the pool's default. A stopped or cut-off daemon's open transaction keeps its row locks,
+ * and a locked job row can be neither broken nor claimed: its takeover would wait for this timeout instead
+ * of the window. Its last statement came less than one heartbeat interval (at most a third of the window)
+ * after its last heartbeat, so its session ends before the others may declare it dead.
+ */
+export function idleInTransactionTimeoutMs(heartbeat: ClusterSettings['heartbeat']): number {
+  return Math.min(POOL_DEFAULTS.idleInTransactionTimeoutMs, Math.floor((2 * heartbeat.staleAfterMs) / 3));
+}
+
 async function joinCluster(o: JoinOptions): Promise<ClusterNode> {
   const { settings, logger } = o;
   const log = logger.child({ component: 'cluster' });
@@ -69,6 +80,7 @@ async function joinCluster(o: JoinOptions): Promise<ClusterNode> {
     url,
     applicationName: `agent ${settings.daemonId}`,
     max: poolMax,
+    idleInTransactionTimeoutMs: idleInTransactionTimeoutMs(settings.heartbeat),
     onIdleError: (err) => log.warn('postgres session failed while idle', { err: err.message }),
   });
   const warn = (what: string) => (err: Error) => log.warn(what, { err: err.message });
