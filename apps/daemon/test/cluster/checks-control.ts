@@ -3,7 +3,7 @@ import type { Violation } from './checks-delivery.js';
 import type { History } from './history.js';
 
 /** The longest a daemon cut off from NATS may take, after the heal, to run the version pushed meanwhile. */
-export const CONVERGE_AFTER_HEAL_MS = 10_000;
+const CONVERGE_AFTER_HEAL_MS = 10_000;
 
 /** The report line `agent reload` prints for a daemon that did not answer. */
 const missingLine = (daemonId: string): RegExp =>

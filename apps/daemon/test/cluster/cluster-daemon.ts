@@ -34,6 +34,9 @@ export interface ClusterDaemonOptions {
   rejoinWithinMs?: number;
 }
 
+const via = (p: FaultProxy): Link => ({ host: p.host, port: p.port });
+const noop = (): void => {};
+
 function writeFiles(root: string, files: Record<string, string>): void {
   for (const [rel, text] of Object.entries(files)) {
     const p = join(root, 'config', rel);
@@ -46,11 +49,10 @@ export async function createClusterDaemon(o: ClusterDaemonOptions): Promise<Clus
   const dbProxy = await startFaultProxy({ target: o.pg });
   const natsProxy = await startFaultProxy({ target: o.nats });
   const root = mkdtempSync(join(tmpdir(), `agent-fault-${o.id}-`));
-  const via = (p: FaultProxy): Link => ({ host: p.host, port: p.port });
   writeFiles(root, hostFiles(o.id, { pg: via(dbProxy), nats: via(natsProxy) }, o.schema, o.timing));
   const lines: RawLogLine[] = [];
   let running: RunningDaemon | undefined;
-  let disarm = (): void => {};
+  let disarm = noop;
 
   /**
    * A SIGKILLed incarnation stays live in the membership table until its window passes; a start before

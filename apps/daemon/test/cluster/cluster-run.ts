@@ -67,6 +67,9 @@ export const CHECK_PARAMS: CheckParams = {
   heartbeatWindowMs: TIMING.staleAfterSecs * 1000,
 };
 
+/** The operator's and the harness's link to a server: straight, no proxy. */
+const direct = (port: number) => ({ host: '127.0.0.1', port });
+
 const agentYaml = (sink: RecordingSink) => (revision: number) =>
   sink.agentYaml().replace('system_prompt: harness', `system_prompt: harness revision ${revision}`);
 
@@ -125,7 +128,6 @@ async function setUp(rig: Rig, o: ClusterRunOptions, log: (l: string) => void): 
   }));
   const sink = (rig.sink = await createRecordingSink());
   rig.operatorRoot = mkdtempSync(join(tmpdir(), 'agent-fault-operator-'));
-  const direct = (port: number) => ({ host: '127.0.0.1', port });
   writeTree(
     rig.operatorRoot,
     operatorFiles({

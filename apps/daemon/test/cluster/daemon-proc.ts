@@ -7,7 +7,7 @@ import type { RawLogLine } from './history.js';
 import { skewedCommand } from './skew.js';
 
 /** `dist/bin.js` of the daemon package, found from wherever this file was compiled to. */
-export function daemonBin(from: string = import.meta.dirname): string {
+function daemonBin(from: string = import.meta.dirname): string {
   for (let dir = from; dir !== dirname(dir); dir = dirname(dir)) {
     const manifest = join(dir, 'package.json');
     if (!existsSync(manifest)) continue;

@@ -8,15 +8,13 @@ import { sleep } from '@agent/timers';
 import { IDLE_IN_TRANSACTION_MS } from './checks-control.js';
 import { auditFromRows, type DeliveryAudit, type EndState, type LeaseGrant } from './history.js';
 
-const AUDIT = 'fault_audit';
-
 /**
  * The triggers: a grant is a new epoch with a holder, and an epoch ends when its holder or number changes;
  * each delivery row written gets the database time of its transaction and whether its epoch held the lease.
  */
-const auditSql = (jobTable: string, deliveryTable: string): string => `
-  CREATE SCHEMA ${AUDIT};
-  CREATE TABLE ${AUDIT}.lease_grant (
+const auditSql = (audit: string, jobTable: string, deliveryTable: string): string => `
+  CREATE SCHEMA ${audit};
+  CREATE TABLE ${audit}.lease_grant (
     job_id text NOT NULL,
     holder text NOT NULL,
     epoch bigint NOT NULL,
@@ -31,11 +29,11 @@ const auditSql = (jobTable: string, deliveryTable: string): string => `
     next_run_at timestamptz,
     PRIMARY KEY (job_id, epoch)
   );
-  CREATE FUNCTION ${AUDIT}.on_job_update() RETURNS trigger LANGUAGE plpgsql AS $$
+  CREATE FUNCTION ${audit}.on_job_update() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     IF OLD.lease_holder IS NOT NULL
        AND (NEW.lease_holder IS DISTINCT FROM OLD.lease_holder OR NEW.lease_epoch <> OLD.lease_epoch) THEN
-      UPDATE ${AUDIT}.lease_grant SET ended_at = now(),
+      UPDATE ${audit}.lease_grant SET ended_at = now(),
         ended_how = CASE WHEN NEW.lease_epoch = OLD.lease_epoch THEN 'released'
                          WHEN NEW.lease_holder IS NOT NULL THEN 'reclaimed'
                          WHEN NEW.lease_broken_from IS NOT NULL THEN 'broken'
@@ -44,33 +42,33 @@ const auditSql = (jobTable: string, deliveryTable: string): string => `
       WHERE job_id = OLD.job_id AND epoch = OLD.lease_epoch;
     END IF;
     IF NEW.lease_holder IS NOT NULL AND NEW.lease_epoch <> OLD.lease_epoch THEN
-      INSERT INTO ${AUDIT}.lease_grant (job_id, holder, epoch, granted_at, due_at, slot_at, ran_before)
+      INSERT INTO ${audit}.lease_grant (job_id, holder, epoch, granted_at, due_at, slot_at, ran_before)
       VALUES (NEW.job_id, NEW.lease_holder, NEW.lease_epoch, now(), OLD.due_at, OLD.nominal_at, OLD.last_run_at);
     END IF;
     RETURN NULL;
   END $$;
   CREATE TRIGGER fault_audit_lease AFTER UPDATE ON ${jobTable}
-    FOR EACH ROW EXECUTE FUNCTION ${AUDIT}.on_job_update();
-  CREATE TABLE ${AUDIT}.delivery_write (
+    FOR EACH ROW EXECUTE FUNCTION ${audit}.on_job_update();
+  CREATE TABLE ${audit}.delivery_write (
     seq bigint PRIMARY KEY,
     written_at timestamptz NOT NULL,
     lease_held boolean NOT NULL
   );
-  CREATE FUNCTION ${AUDIT}.on_delivery_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+  CREATE FUNCTION ${audit}.on_delivery_insert() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
-    INSERT INTO ${AUDIT}.delivery_write (seq, written_at, lease_held) VALUES (NEW.seq, now(), EXISTS (
+    INSERT INTO ${audit}.delivery_write (seq, written_at, lease_held) VALUES (NEW.seq, now(), EXISTS (
       SELECT 1 FROM ${jobTable} j
       WHERE j.job_id = NEW.job_id AND j.lease_holder = NEW.holder AND j.lease_epoch = NEW.lease_epoch));
     RETURN NULL;
   END $$;
   CREATE TRIGGER fault_audit_delivery AFTER INSERT ON ${deliveryTable}
-    FOR EACH ROW EXECUTE FUNCTION ${AUDIT}.on_delivery_insert();
+    FOR EACH ROW EXECUTE FUNCTION ${audit}.on_delivery_insert();
 `;
 
 const ms = (v: unknown): number | undefined => (v instanceof Date ? v.getTime() : undefined);
 
 /** A `lease_grant` row as the checker reads it. */
-export function grantOfRow(r: Record<string, unknown>): LeaseGrant {
+function grantOfRow(r: Record<string, unknown>): LeaseGrant {
   const g: LeaseGrant = {
     jobId: String(r['job_id']),
     holder: String(r['holder']),
@@ -167,13 +165,15 @@ export async function startDbObserver(o: {
   const pool = createPool({ url: o.url, applicationName: 'fault harness observer', max: 2 });
   pool.on('error', () => {});
   const schema = quoteSchema(o.schema);
+  // The triggers' own schema, beside the product's: `<schema>_fault_audit`.
+  const audit = quoteSchema(`${o.schema}_fault_audit`);
   await createPostgresStateStore({ pool, schema: o.schema });
-  await pool.query(auditSql(`${schema}.poll_job`, `${schema}.poll_delivery`));
+  await pool.query(auditSql(audit, `${schema}.poll_job`, `${schema}.poll_delivery`));
   const reader = new AuditReader(10_000);
   const readOnce = async (): Promise<void> => {
     const { rows } = await pool.query(
       `SELECT d.seq, d.job_id, d.item_id, d.lease_epoch, d.holder, d.delivered_at, w.written_at, w.lease_held
-       FROM ${schema}.poll_delivery d LEFT JOIN ${AUDIT}.delivery_write w USING (seq)
+       FROM ${schema}.poll_delivery d LEFT JOIN ${audit}.delivery_write w USING (seq)
        WHERE d.seq > $1 ORDER BY d.seq LIMIT 10000`,
       [reader.after],
     );
@@ -189,7 +189,7 @@ export async function startDbObserver(o: {
     pool,
     audit: () => reader.all(),
     async grants() {
-      const { rows } = await pool.query(`SELECT * FROM ${AUDIT}.lease_grant ORDER BY granted_at, epoch`);
+      const { rows } = await pool.query(`SELECT * FROM ${audit}.lease_grant ORDER BY granted_at, epoch`);
       return (rows as Record<string, unknown>[]).map(grantOfRow);
     },
     async baselined() {

@@ -63,7 +63,7 @@ export async function reloadInPartition(
 }
 
 /** A gauge's value in a Prometheus text page (the first series of that name). */
-export function gaugeValue(page: string, name: string): number | undefined {
+function gaugeValue(page: string, name: string): number | undefined {
   const line = page.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
   const v = line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
   return Number.isFinite(v) ? v : undefined;
