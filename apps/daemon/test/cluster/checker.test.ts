@@ -220,6 +220,17 @@ const cases: [string, (h: History) => void, string[]][] = [
   ],
   ['ticks late outside faults', (h) => void h.grants.forEach((g) => (g.dueAt = g.grantedAt - 2500)), ['J4']],
   [
+    // The takeover's claim sees the slot the dead holder was running, due before the fault; the job became
+    // claimable only when the lease was broken. That wait is the takeover's (J4 above), not lateness.
+    'a takeover of a slot due before the fault, claimed right after the break',
+    (h) => {
+      killOfHolder(h);
+      Object.assign(grantAt(h, 'j0', 6000), { endedAt: T + 7950, endedHow: 'broken' });
+      grantAt(h, 'j0', 8000).dueAt = T + 5900;
+    },
+    [],
+  ],
+  [
     'a gap between two tick starts beyond the bound',
     (h) => dropGrants(h, (g) => g.jobId === 'j1' && g.grantedAt > T + 4000 && g.grantedAt < T + 14_000),
     ['J5'],
