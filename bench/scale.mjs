@@ -2,15 +2,27 @@
 // feed server that answers 304 after its first answer: spawn→ready, time until every job has baselined, RSS
 // at start/idle/peak, CPU per tick over one measured interval, and the CPU of a `/metrics` scrape. In the same
 // run, a bare loop of the same conditional GETs through the same HTTP client (the physical limit), with the
-// ratio. `node bench/scale.mjs [--jobs 100,1000,10000] [--interval 60] [--window 60] [--quick]` (build first).
-import { fork, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:http';
+// ratio. `node bench/scale.mjs [--jobs 100,1000,10000] [--interval 60] [--window 60] [--concurrency N] [--quick]`
+// (build first).
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  agentFiles,
+  counterSum,
+  root,
+  rssPollersYaml,
+  runtimeYaml,
+  scrape,
+  sleep,
+  spawnDaemon,
+  writeFiles,
+} from './lib/daemon.mjs';
+import { startFeedServer } from './lib/feeds.mjs';
+import { cpuMs, memMb } from './lib/procfs.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : fallback;
@@ -23,72 +35,28 @@ const SIZES = arg('jobs', quick ? '100,1000' : '100,1000,10000')
 const INTERVAL_S = Number(arg('interval', quick ? '20' : '60'));
 const WINDOW_S = Number(arg('window', String(INTERVAL_S)));
 const AGENTS = 50;
-const TICKS_PER_SEC = 100; // procfs clock ticks (USER_HZ)
+// `max_concurrent_ticks` of the daemon (its default when not given).
+const CONCURRENCY = arg('concurrency', undefined);
 
-// ---- the feed server (child process, so its CPU is not the daemon's) ------------------------------------
-
-const feedBody = (i) =>
-  `<?xml version="1.0" encoding="utf-8"?><rss version="2.0"><channel><title>Feed ${i}</title>` +
-  `<item><guid>feed-${i}-1</guid><title>Post 1</title><link>https://example.org/${i}/1</link></item></channel></rss>`;
-
-function serveFeeds() {
-  const server = createServer((req, res) => {
-    const i = Number(req.url.split('/')[2]);
-    const etag = `"f${i}"`;
-    if (req.headers['if-none-match'] === etag) {
-      res.writeHead(304, { etag });
-      res.end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'application/rss+xml; charset=utf-8', etag });
-    res.end(feedBody(i));
-  });
-  server.keepAliveTimeout = 120_000;
-  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
-}
-
-// ---- process figures from procfs ----------------------------------------------------------------------
-
-function cpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_SEC;
-}
-function memMb(pid, field) {
-  const m = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`${field}:\\s+(\\d+) kB`));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
 
 // ---- the config of one run ----------------------------------------------------------------------------
 
-function writeConfig(dir, jobs, port) {
-  mkdirSync(join(dir, 'agents.d'), { recursive: true });
-  mkdirSync(join(dir, 'plugins'), { recursive: true });
-  writeFileSync(
-    join(dir, 'runtime.yaml'),
-    `data_dir: ${join(dir, 'data')}\nmetrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nlog:\n  level: info\n  format: json\n`,
-  );
-  writeFileSync(join(dir, 'broker.yaml'), 'kind: local\n');
-  writeFileSync(
-    join(dir, 'llm.yaml'),
-    'providers:\n  local:\n    type: openai\n    base_url: http://127.0.0.1:9/v1\n    api_key: none\n',
-  );
-  writeFileSync(join(dir, 'plugins', 'log.yaml'), 'instances:\n  default: {}\n');
-  for (let a = 0; a < AGENTS; a++)
-    writeFileSync(
-      join(dir, 'agents.d', `a${a}.yaml`),
-      'model: { provider: local, name: m }\nsystem_prompt: x\ninbound_bindings:\n  - plugin: log\n    instance: default\n    outbound_allowlist: { log: [op] }\n',
-    );
-  let yaml = `pollers:\n  state_db: ${join(dir, 'data', 'poller.db')}\n  jobs:\n`;
-  for (let i = 0; i < jobs; i++)
-    yaml +=
-      `    - id: feed-${i}\n      kind: rss\n      agent: a${i % AGENTS}\n      schedule: { every_secs: ${INTERVAL_S} }\n` +
-      `      config:\n        feed_url: http://127.0.0.1:${port}/feed/${i}\n        allow_private_networks: true\n` +
-      `        message_template: "{title}"\n        deliver: { channel: log, to: op }\n`;
-  writeFileSync(join(dir, 'pollers.yaml'), yaml);
+function writeConfig(dir, jobs, feedUrl) {
+  writeFiles(dir, {
+    'runtime.yaml': runtimeYaml(join(dir, 'data')),
+    'broker.yaml': 'kind: local\n',
+    ...agentFiles(AGENTS),
+    'pollers.yaml': rssPollersYaml({
+      jobs,
+      everySecs: INTERVAL_S,
+      agents: AGENTS,
+      feedUrl,
+      stateDb: join(dir, 'data', 'poller.db'),
+      maxConcurrentTicks: CONCURRENCY,
+    }),
+  });
 }
 
 async function getJson(url) {
@@ -96,77 +64,60 @@ async function getJson(url) {
   return res.json();
 }
 
-/** Sum of one counter family over all its series, from a scrape. */
-function counterSum(text, name) {
-  let sum = 0;
-  for (const line of text.split('\n'))
-    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `))
-      sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  return sum;
-}
-
 // ---- one daemon run -------------------------------------------------------------------------------------
 
-async function runDaemon(jobs, port) {
+async function runDaemon(jobs, feedUrl) {
   const dir = mkdtempSync(join(tmpdir(), 'scale-bench-'));
-  writeConfig(dir, jobs, port);
-  const spawned = performance.now();
-  const child = spawn(process.execPath, [join(root, 'apps/daemon/dist/bin.js'), '--config-dir', dir], {
-    cwd: dir,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  writeConfig(dir, jobs, feedUrl);
   let peak = 0;
-  const sampler = setInterval(() => {
-    try {
-      peak = Math.max(peak, memMb(child.pid, 'VmRSS'));
-    } catch {}
-  }, 100);
-  const started = await new Promise((resolve, reject) => {
-    let buf = '';
-    child.stderr.on('data', (d) => {
-      buf += d;
-      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-        const line = buf.slice(0, nl);
-        buf = buf.slice(nl + 1);
-        if (line.includes('"daemon started"')) resolve(JSON.parse(line));
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before it started`)));
+  let sampler;
+  const daemon = await spawnDaemon({
+    cwd: dir,
+    configDir: dir,
+    onSpawn: (child) => {
+      sampler = setInterval(() => {
+        try {
+          peak = Math.max(peak, memMb(child.pid, 'VmRSS'));
+        } catch {}
+      }, 100);
+    },
   });
-  const ready = performance.now() - spawned;
+  const { child, started } = daemon;
+  const spawned = daemon.spawnedAt;
+  const ready = daemon.readyMs;
   const rssStart = memMb(child.pid, 'VmRSS');
   const admin = started.admin_url;
   const metricsUrl = started.metrics_url;
-  // Baselined: every job has run once.
+  // Baselined: every job has run once. Looked at once a second: a list of 10,000 jobs costs the daemon CPU too.
   let baselinedAt = NaN;
-  for (let waited = 0; waited < 180_000; waited += 250) {
+  for (let waited = 0; waited < 180_000; waited += 1000) {
     const list = await getJson(`${admin}/admin/pollers`);
     if (list.jobs.length === jobs && list.jobs.every((j) => j.last_run_at !== null)) {
       baselinedAt = performance.now() - spawned;
       break;
     }
-    await sleep(250);
+    await sleep(1000);
   }
   // One measured interval: every job ticks once (a 304) within it.
-  const ticks0 = counterSum(await (await fetch(metricsUrl)).text(), 'poller_ticks_total');
+  const ticks0 = counterSum(await scrape(metricsUrl), 'poller_ticks_total');
   const cpu0 = cpuMs(child.pid);
   const t0 = performance.now();
   await sleep(WINDOW_S * 1000);
   const cpu1 = cpuMs(child.pid);
   const elapsed = performance.now() - t0;
-  const ticks1 = counterSum(await (await fetch(metricsUrl)).text(), 'poller_ticks_total');
+  const ticks1 = counterSum(await scrape(metricsUrl), 'poller_ticks_total');
   const rssIdle = memMb(child.pid, 'VmRSS');
   // Scrape cost: CPU of the daemon per scrape, averaged over 5.
   let scrapeBytes = 0;
   const sc0 = cpuMs(child.pid);
   const st0 = performance.now();
-  for (let k = 0; k < 5; k++) scrapeBytes = (await (await fetch(metricsUrl)).text()).length;
+  for (let k = 0; k < 5; k++) scrapeBytes = (await scrape(metricsUrl)).length;
   const scrapeWall = (performance.now() - st0) / 5;
   const scrapeCpu = (cpuMs(child.pid) - sc0) / 5;
   clearInterval(sampler);
   peak = Math.max(peak, memMb(child.pid, 'VmHWM'));
   child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  await daemon.exited;
   rmSync(dir, { recursive: true, force: true });
   const ticks = ticks1 - ticks0;
   return {
@@ -224,11 +175,10 @@ async function bareChild(jobs, port) {
 
 // ---- main -----------------------------------------------------------------------------------------------
 
-if (process.argv[2] === '--serve') serveFeeds();
-else if (process.argv[2] === '--bare') await bareChild(Number(process.argv[3]), Number(process.argv[4]));
+if (process.argv[2] === '--bare') await bareChild(Number(process.argv[3]), Number(process.argv[4]));
 else {
-  const server = fork(fileURLToPath(import.meta.url), ['--serve'], { stdio: 'inherit' });
-  const { port } = await new Promise((r) => server.once('message', r));
+  const feeds = await startFeedServer();
+  const { port } = feeds;
   console.log(
     `whole daemon, N rss jobs every ${INTERVAL_S} s, ${AGENTS} agents, 304 feeds; window ${WINDOW_S} s`,
   );
@@ -237,7 +187,7 @@ else {
   );
   try {
     for (const jobs of SIZES) {
-      const d = await runDaemon(jobs, port);
+      const d = await runDaemon(jobs, feeds.url);
       const bare = await bareLoop(Math.min(jobs, 2000), port);
       const ratio = d.cpuPerTick / bare.cpuPerGet;
       console.log(
@@ -262,6 +212,6 @@ else {
         'cpu ≤ 0.5 ms/tick (≤ 8 %), ≤ 3x the bare loop; /metrics ≤ 100 ms CPU per scrape',
     );
   } finally {
-    server.kill();
+    feeds.stop();
   }
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /** The `agent` command: with no sub-command it runs the daemon in the foreground. */
 // Client commands must start fast: the daemon's modules are imported only when the daemon runs.
-import { cliCommands, keepRunningOnClosedStdout, POLLERS_ACTIONS, processIO } from '@agent/cli';
-import { createLogger, isLogLevel, type LogFormat } from '@agent/log';
+// `@agent/cli/commands` declares the client commands; each loads what it runs only when it runs.
+import { cliCommands, keepRunningOnClosedStdout, POLLERS_ACTIONS, processIO } from '@agent/cli/commands';
+import type { LogFormat } from '@agent/log';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { routeWarnings, signalStopper, STOP_MARGIN_MS, uncaughtLogger } from './process-guards.js';
 import { USAGE_EXIT_CODE, UsageError, usageErrorLines } from './usage.js';
 import { DAEMON_VERSION } from './version.js';
 
@@ -19,6 +19,8 @@ async function runDaemon(
   logFormat: LogFormat | undefined,
   logLevel: string | undefined,
 ): Promise<void> {
+  const [{ createLogger, isLogLevel }, { routeWarnings, signalStopper, STOP_MARGIN_MS, uncaughtLogger }] =
+    await Promise.all([import('@agent/log'), import('./process-guards.js')]);
   // Before start-up, so that a signal or a warning during start is not handled by Node's defaults.
   keepRunningOnClosedStdout();
   const warnings = routeWarnings();

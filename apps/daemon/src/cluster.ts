@@ -28,6 +28,7 @@ import { createPool, POOL_DEFAULTS, type Pool } from '@agent/pg';
 import type { ClusterRunnerOptions, Runner } from '@agent/poller-runtime';
 import { createPostgresStateStore, type ClaimingStore } from '@agent/poller-runtime/postgres';
 import type { Registry } from 'prom-client';
+import { createPollerHints } from './poller-hints.js';
 import type { ReloadPipeline, ReloadSource } from './reload.js';
 import { DAEMON_VERSION } from './version.js';
 
@@ -253,16 +254,22 @@ export async function clusterView(node: ClusterNode): Promise<AdminClusterStatus
 
 /**
  * The poller side of cluster mode: the shared job table in PostgreSQL, the runner's claim-loop options, and
- * what membership and leadership mean for the runner (a stale member's leases are broken so that its jobs
- * are taken over within the heartbeat window, not their TTL; only the leader exports per-job gauges).
+ * what membership, leadership and the other daemons' due hints mean for the runner (a stale member's leases
+ * are broken so that its jobs are taken over within the heartbeat window, not their TTL; only the leader
+ * exports per-job gauges; a hint makes the claim loop look early).
  */
-export async function clusterPollerStore(node: ClusterNode): Promise<{
+export async function clusterPollerStore(
+  node: ClusterNode,
+  broker: Broker,
+  logger: Logger,
+): Promise<{
   store: ClaimingStore;
   runnerOptions(configVersion: () => number): ClusterRunnerOptions;
-  /** Connects membership and leadership to the runner; returns the disconnect. */
+  /** Connects membership, leadership and due hints to the runner; returns the disconnect. */
   follow(runner: Runner): () => void;
 }> {
   const store = await createPostgresStateStore({ pool: node.pool, schema: node.settings.postgres.schema });
+  const hints = createPollerHints({ broker, holderId: node.membership.holderId, logger });
   return {
     store,
     runnerOptions: (configVersion) => ({
@@ -271,6 +278,7 @@ export async function clusterPollerStore(node: ClusterNode): Promise<{
       trusted: () => node.membership.trusted(),
       maxConcurrentTicks: node.settings.claim.maxConcurrentTicks,
       pollMaxMs: node.settings.claim.pollMaxMs,
+      announceDue: hints.announce,
     }),
     follow(runner) {
       runner.exportJobGauges(node.leader.isLeader());
@@ -279,7 +287,9 @@ export async function clusterPollerStore(node: ClusterNode): Promise<{
         void store
           .breakLeasesOf(holderId)
           .then((jobs) => {
-            if (jobs.length > 0) runner.wake();
+            if (jobs.length === 0) return;
+            runner.wake();
+            hints.announce({ jobIds: jobs, dueAt: null });
           })
           .catch(() => {});
       const offStale = node.membership.onStaleMembers((members) => {
@@ -292,10 +302,12 @@ export async function clusterPollerStore(node: ClusterNode): Promise<{
       const offDesired = node.membership.onTrustChange((trusted) => {
         if (trusted) runner.wake();
       });
+      const offHints = hints.follow(runner);
       return () => {
         offLeader();
         offStale();
         offDesired();
+        offHints();
       };
     },
   };

@@ -16,15 +16,12 @@ import { createAgentRuntime, type AgentRuntime } from '@agent/agent-runtime';
 import { createConsole } from '@agent/console';
 import { createBroker, resolveBrokerConfig, type Broker } from '@agent/broker';
 import { builtinChannels } from '@agent/channels';
-import { RELOAD_ACK_SUBJECT, RELOAD_SUBJECT } from '@agent/cli';
 import {
   createSnapshotStore,
   formatIssue,
   loadConfig,
   secretRedactor,
-  watchConfig,
   type ConfigSnapshot,
-  type ConfigWatcher,
   type LoadOptions,
   type SnapshotStore,
 } from '@agent/config-snapshot';
@@ -39,6 +36,7 @@ import { createConfigMetrics } from './config-metrics.js';
 import type { ClusterNode } from './cluster.js';
 import { accountSchemas } from './kinds.js';
 import { startPollers, type PollerSubsystem } from './pollers.js';
+import { createReloadTriggers } from './reload-triggers.js';
 import { createReloadPipeline, type ReloadPipeline } from './reload.js';
 import { createReloadHistory } from './reload-history.js';
 import { fileErrors } from './reload-ack.js';
@@ -242,7 +240,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       logger,
       metrics: registry,
       runtime,
-      ...(node ? { cluster: { node, configVersion: () => store.current().version } } : {}),
+      ...(node ? { cluster: { node, configVersion: () => store.current().version, broker } } : {}),
     });
     subsystems.push(pollers);
     // A clean boot counts as a successful load: the gauge says 1 until a reload rejects something.
@@ -256,6 +254,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       if (node && bundleRead && current.version === bundleRead.version)
         await node.applied(bundleRead.version, bundleRead.hash);
     };
+    // Reload triggers: the broker subscriber and the file watcher, both off when runtime.reload.enabled is false.
+    const triggers = createReloadTriggers({
+      broker,
+      reloads: () => reloads,
+      configDir: opts.configDir,
+      dataDir,
+      logger,
+      clustered: node !== null,
+    });
     const history = createReloadHistory();
     history.record({ version: first.version, triggers: ['start'], applied: first.agents.size, rejected: 0 });
     const reloads = createReloadPipeline({
@@ -278,7 +285,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       // Every subsystem is asked in turn; one that fails is logged and the others still report.
       apply: async (next, prev, result) => {
         const reports = await reportsOf(subsystems, logger, 'reload', (s) => s.apply?.(next, prev, result));
-        await toggleReloadTriggers(next);
+        await triggers.follow(next);
         await recordApplied(next).catch((err: Error) =>
           logger.warn('cluster: recording the applied version failed', { err: err.message }),
         );
@@ -292,55 +299,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       },
       preview: (next) => reportsOf(subsystems, logger, 'preview', (s) => s.preview?.(next)),
       history,
-      watchFiles: (files) => watcher?.setFiles(files),
+      watchFiles: (files) => triggers.watchFiles(files),
     });
 
-    // Reload triggers: the broker subscriber and the file watcher, both off when runtime.reload.enabled is false.
-    let subscription: { unsubscribe(): void } | undefined;
-    let watcher: ConfigWatcher | undefined;
-    const toggleReloadTriggers = async (snap: ConfigSnapshot): Promise<void> => {
-      const on = snap.runtime.reload.enabled;
-      if (on && !subscription) {
-        subscription = broker.subscribe(RELOAD_SUBJECT, async (msg) => {
-          const req = (msg.data ?? {}) as { request_id?: unknown; requested_by?: unknown };
-          const requestId = typeof req.request_id === 'string' ? req.request_id : '';
-          const outcome =
-            (msg.data as { dry_run?: unknown } | undefined)?.dry_run === true
-              ? await reloads.preview({ source: 'cli', requestId })
-              : await reloads.reload({ source: 'cli', requestId });
-          await broker.publish(RELOAD_ACK_SUBJECT, outcome.ack);
-          if (msg.reply) await broker.publish(msg.reply, outcome.ack);
-        });
-        await broker.flush();
-      } else if (!on && subscription) {
-        subscription.unsubscribe();
-        subscription = undefined;
-      }
-      // Cluster mode: the files are the bundle's; `agent config push --watch` on one host replaces the watcher.
-      if (on && !watcher && !node) {
-        watcher = watchConfig({
-          dir: opts.configDir,
-          files: snap.secretFiles,
-          debounceMs: snap.runtime.reload.debounce_ms,
-          maxWaitMs: snap.runtime.reload.max_wait_ms,
-          onChange: (paths) => {
-            logger.debug('config files changed', { paths });
-            void reloads.reload({ source: 'watcher', skipIfUnchanged: true });
-          },
-          onError: (err) => logger.warn('config watcher error', { err: (err as Error).message }),
-        });
-        await watcher.ready();
-      } else if (!on && watcher) {
-        const w = watcher;
-        watcher = undefined;
-        await w.close();
-      }
-    };
-    await toggleReloadTriggers(first);
-    cleanups.push(async () => {
-      subscription?.unsubscribe();
-      await watcher?.close();
-    });
+    await triggers.follow(first);
+    cleanups.push(() => triggers.close());
     if (node) clusterMode!.serveCluster(node, broker, reloads, logger, cleanups);
 
     // Admin API on loopback: pollers (404 while the subsystem is off) and credential rotation.

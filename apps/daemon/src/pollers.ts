@@ -1,6 +1,7 @@
 /** The poller subsystem as the daemon runs it: kinds, state store, runner service, tools, reload. */
 import { resolve } from 'node:path';
 import type { AgentRuntime } from '@agent/agent-runtime';
+import type { Broker } from '@agent/broker';
 import type { ConfigSnapshot } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
 import { createRunner, pollersOf, warnLegacyJobs, type ReloadPlan, type Runner } from '@agent/poller-runtime';
@@ -26,8 +27,11 @@ export interface PollerSubsystemOptions {
   logger: Logger;
   metrics: Registry;
   runtime: AgentRuntime;
-  /** Cluster mode: jobs live in PostgreSQL and a claim loop shares them with the other daemons. */
-  cluster?: { node: ClusterNode; configVersion(): number };
+  /**
+   * Cluster mode: jobs live in PostgreSQL and a claim loop shares them with the other daemons; the broker
+   * carries the due hints between them.
+   */
+  cluster?: { node: ClusterNode; configVersion(): number; broker: Broker };
 }
 
 /**
@@ -42,7 +46,9 @@ export async function startPollers(opts: PollerSubsystemOptions): Promise<Poller
   const registry = await buildKindRegistry(settings.kind_packages, kindsDir, logger);
   const statePath = resolve(opts.cwd, settings.state_db);
   const shared = opts.cluster
-    ? await (await import('./cluster.js')).clusterPollerStore(opts.cluster.node)
+    ? await (
+        await import('./cluster.js')
+      ).clusterPollerStore(opts.cluster.node, opts.cluster.broker, logger.child({ component: 'pollers' }))
     : null;
   const store = shared?.store ?? createSqliteStateStore(statePath);
   const journal = createJobJournal();

@@ -1,4 +1,5 @@
 // End-to-end harness: real daemon processes (the built `agent` bin) on temporary config directories.
+import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,12 @@ export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   return { ...env, ...extra };
 }
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+/**
+ * The shared NATS server carries the daemons of every test file running at once: each file's daemons get
+ * subjects of their own (the daemons of one file, a cluster's members among them, share them).
+ */
+const NATS_SUBJECT_PREFIX = `t${process.pid}-${randomBytes(4).toString('hex')}`;
+const NATS_BROKER_YAML = `kind: nats\nurl: ${NATS_URL}\nsubject_prefix: ${NATS_SUBJECT_PREFIX}\n`;
 
 export interface Workdir {
   root: string;
@@ -201,7 +208,7 @@ export function baseConfig(
     'runtime.yaml':
       opts.runtime ??
       'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 200\n',
-    'broker.yaml': opts.broker === 'nats' ? `kind: nats\nurl: ${NATS_URL}\n` : 'kind: local\n',
+    'broker.yaml': opts.broker === 'nats' ? NATS_BROKER_YAML : 'kind: local\n',
   };
   for (const a of opts.agents ?? ['a']) files[`agents.d/${a}.yaml`] = agentFile();
   return files;

@@ -1,6 +1,8 @@
 import { createMemoryLogger } from '@agent/log';
-import { afterEach, describe, expect, it } from 'vitest';
-import { SECRET, startPollers, type PollerFixture } from '../test/pollers.js';
+import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
+import { createPostgresStateStore } from '@agent/poller-runtime/postgres';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { SECRET, startPollers, type ClusterFixtureOptions, type PollerFixture } from '../test/pollers.js';
 import { createAdminApp, type AdminAppOptions } from './app.js';
 import type { CredentialsReloadResult } from './wire.js';
 import { ADMIN_ERROR_CODES } from './errors.js';
@@ -71,6 +73,15 @@ describe('admin API: endpoints', () => {
       schedule: 'every 60s',
       paused: false,
     });
+  });
+
+  it('GET /admin/pollers on a single host sends no holder fields', async () => {
+    const { get } = await setup();
+    const body = (await (await get('/admin/pollers')).json()) as { jobs: object[] };
+    for (const job of body.jobs) {
+      expect(job).not.toHaveProperty('holder');
+      expect(job).not.toHaveProperty('lease_expires_at');
+    }
   });
 
   it('GET /admin/pollers/:id shows one job with secrets redacted', async () => {
@@ -447,5 +458,60 @@ describe('serveAdmin', () => {
     } finally {
       await served.close();
     }
+  });
+});
+
+describe('admin API: pollers in cluster mode', () => {
+  let scratch: ScratchSchema | null = null;
+  afterEach(async () => {
+    for (const f of fixtures) await f.service.stop();
+    fixtures = [];
+    await scratch?.drop();
+    scratch = null;
+  });
+  const daemon = async (holderId: string, gate: Promise<void> | null) => {
+    scratch ??= await scratchSchema('adm');
+    const store = await createPostgresStateStore({ pool: scratch.openPool(), schema: scratch.schema });
+    const cluster: ClusterFixtureOptions = { holderId, store };
+    const f = await startPollers(cluster);
+    f.gate = gate;
+    fixtures.push(f);
+    return f;
+  };
+
+  it('any daemon lists and shows every job of the cluster with its holder and lease expiry', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    // Daemon A ticks both jobs (their first ticks wait on the gate); daemon B answers the operator.
+    const a = await daemon('host-a#1', gate);
+    await vi.waitFor(
+      async () => expect((await a.service.list()).map((j) => j.holder)).toEqual(['host-a#1', 'host-a#1']),
+      { timeout: 10_000 },
+    );
+    const b = await daemon('host-b#1', null);
+    const { get } = await setup({ pollers: b.spy });
+
+    const list = (await (await get('/admin/pollers')).json()) as {
+      jobs: { id: string; holder: string | null; lease_expires_at: string | null }[];
+    };
+    expect(list.jobs.map((j) => [j.id, j.holder])).toEqual([
+      ['alpha', 'host-a#1'],
+      ['beta', 'host-a#1'],
+    ]);
+    for (const j of list.jobs) expect(Date.parse(j.lease_expires_at!)).toBeGreaterThan(Date.now());
+    const shown = (await (await get('/admin/pollers/alpha')).json()) as { lease_expires_at: string };
+    expect(shown).toMatchObject({
+      holder: 'host-a#1',
+      lease_expires_at: expect.any(String),
+      lease: { holder: 'host-a#1', epoch: expect.any(Number), expires_at: shown.lease_expires_at },
+    });
+
+    release();
+    await a.service.idle();
+    const after = (await (await get('/admin/pollers')).json()) as typeof list;
+    expect(after.jobs.map((j) => [j.holder, j.lease_expires_at])).toEqual([
+      [null, null],
+      [null, null],
+    ]);
   });
 });

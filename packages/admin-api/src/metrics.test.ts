@@ -1,3 +1,4 @@
+import { TextGauge } from '@agent/metrics-text';
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createMetricsApp } from './metrics.js';
@@ -14,6 +15,20 @@ describe('metrics app', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
     expect(await res.text()).toContain('x_total 3');
+  });
+
+  it("serves text families through their own rendering and prom-client's metrics through prom-client's", async () => {
+    const registry = new Registry();
+    new Counter({ name: 'x_total', help: 'x', registers: [registry] }).inc(3);
+    const paused = new TextGauge({ name: 'p', help: 'p', labelNames: ['job_id'], registers: [registry] });
+    paused.set({ job_id: 'j"1' }, 1);
+    paused.set({ job_id: 'j2' }, Number.NaN);
+    const text = await (await createMetricsApp(registry).request('/metrics', scrape)).text();
+    expect(text).toBe(
+      '# HELP x_total x\n# TYPE x_total counter\nx_total 3\n\n# HELP p p\n# TYPE p gauge\np{job_id="j\\"1"} 1\np{job_id="j2"} NaN\n',
+    );
+    // prom-client, had it rendered the family, would have spelled the NaN "Nan": the family rendered itself.
+    expect(await registry.metrics()).toBe(text.replace('NaN', 'Nan'));
   });
 
   it('is served on a free loopback port', async () => {

@@ -2,6 +2,7 @@
  * The metrics app: text exposition of a prom-client registry owned by the caller, plus the two probes a
  * supervisor asks (`/healthz`: the process answers; `/readyz`: it has started and is not stopping).
  */
+import { renderMetrics } from '@agent/metrics-text';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 import { isAdminError, METRICS_ERROR_CODES, type MetricsErrorCode } from './errors.js';
@@ -42,7 +43,8 @@ export function createMetricsApp(registry: Registry, options: MetricsAppOptions 
     await next();
   });
   app.get('/metrics', async (c) => {
-    const body = await registry.metrics();
+    // Per-job series render their own text; prom-client renders the rest (process metrics, reload series).
+    const body = await renderMetrics(registry);
     return c.body(body, 200, { 'content-type': registry.contentType });
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));

@@ -36,7 +36,7 @@ export interface AdminRoute {
 const UNKNOWN = { status: 404, body: '`ADMIN_UNKNOWN_JOB`: no job with this id.' };
 const STOPPING = { status: 409, body: '`ADMIN_CONFLICT`: the poller service is stopping.' };
 const SUMMARY =
-  "`JobSummary`: `{id, kind, agent, schedule, paused, breaker, breaker_state, consecutive_errors, last_status, last_error, last_run_at, next_run_at, definition, definition_error}`; `definition` is `stale` while the job's entry in pollers.yaml is rejected and its previous definition keeps running (`definition_error` says why).";
+  "`JobSummary`: `{id, kind, agent, schedule, paused, breaker, breaker_state, consecutive_errors, last_status, last_error, last_run_at, next_run_at, definition, definition_error}`; `definition` is `stale` while the job's entry in pollers.yaml is rejected and its previous definition keeps running (`definition_error` says why). In cluster mode the state comes from the shared job table (any daemon answers for the whole cluster) and two more fields say who ticks the job now: `holder` (the lease holder, `<daemon_id>#<incarnation>`, or `null`) and `lease_expires_at` (or `null`); a single-host daemon sends neither.";
 
 export const ADMIN_ROUTES: readonly AdminRoute[] = [
   {
@@ -95,7 +95,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'POST',
     path: '/admin/pollers/:id/run',
     purpose:
-      'Manual tick: bypasses the schedule and the lease, never overlaps another tick of the job in the daemon. Answers when the tick is over.',
+      "Manual tick: bypasses the schedule and the lease, never overlaps another tick of the job in the daemon. In cluster mode it takes the job's lease instead, so it never overlaps a tick on any daemon: while another daemon ticks the job (after a wait of up to 2 s) the answer is `skipped` with `error` `busy: <holder> is ticking this job; try again later`. Answers when the tick is over.",
     request: 'empty, or `{}`',
     responses: [
       {

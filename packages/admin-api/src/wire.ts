@@ -23,6 +23,13 @@ export interface AdminJobSummary {
   definition?: 'current' | 'stale';
   /** Why the current entry is rejected (located), while `definition` is `stale`. */
   definition_error?: string | null;
+  /**
+   * Cluster mode only (absent on a single host): the lease holder ticking the job now, on any daemon
+   * (`<daemon_id>#<incarnation>`), or `null` while no daemon holds it.
+   */
+  holder?: string | null;
+  /** Cluster mode only: when that lease expires (database clock), or `null` while no daemon holds it. */
+  lease_expires_at?: string | null;
 }
 
 /** A job of pollers.yaml that is rejected; `running` when its previous definition keeps running. */

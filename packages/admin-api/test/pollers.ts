@@ -1,7 +1,11 @@
-/** A real poller service on an in-memory store with a tiny kind, plus a spy that counts every call. */
+/**
+ * A real poller service with a tiny kind, plus a spy that counts every call: on an in-memory store, or in
+ * cluster mode on a shared PostgreSQL job table.
+ */
 import { createMemoryLogger, type MemoryLogger } from '@agent/log';
 import { definePollerKind, withBaseConfig } from '@agent/poller-core';
 import { createKindRegistry, createRunner, type Runner } from '@agent/poller-runtime';
+import type { ClaimingStore } from '@agent/poller-runtime/postgres';
 import {
   createFakeClock,
   createMemoryStateStore,
@@ -23,10 +27,18 @@ export interface PollerFixture {
   logger: MemoryLogger;
   /** Items the next tick returns. */
   items: string[];
+  /** While set, every tick waits for it. */
+  gate: Promise<void> | null;
 }
 
-export async function startPollers(): Promise<PollerFixture> {
-  const fixture = { items: [] as string[] } as PollerFixture;
+/** Cluster mode: the daemon's lease holder id and the shared job table. */
+export interface ClusterFixtureOptions {
+  holderId: string;
+  store: ClaimingStore;
+}
+
+export async function startPollers(cluster?: ClusterFixtureOptions): Promise<PollerFixture> {
+  const fixture = { items: [] as string[], gate: null } as PollerFixture;
   const kind = definePollerKind({
     kind: 'counter',
     apiVersion: 1,
@@ -40,6 +52,7 @@ export async function startPollers(): Promise<PollerFixture> {
     }),
     placeholders: ['title'],
     async tick() {
+      await fixture.gate;
       return { items: fixture.items.map((id) => ({ id, fields: { title: `item ${id}` } })) };
     },
   });
@@ -64,13 +77,15 @@ export async function startPollers(): Promise<PollerFixture> {
   const service = createRunner({
     snapshot,
     registry: createKindRegistry([kind]),
-    store: createMemoryStateStore(),
+    store: cluster?.store ?? createMemoryStateStore(),
     dispatcher,
     metrics: new Registry(),
     logger,
-    holderId: 'test:1',
-    clock: createFakeClock(),
+    holderId: cluster?.holderId ?? 'test:1',
     random: () => 0,
+    ...(cluster
+      ? { cluster: { store: cluster.store, configVersion: () => 1, trusted: () => true, pollMaxMs: 100 } }
+      : { clock: createFakeClock() }),
   });
   await service.start();
   const calls: string[] = [];

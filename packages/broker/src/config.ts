@@ -1,11 +1,13 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { BrokerError } from './errors.js';
+import { subjectPrefixProblem } from './subject-prefix.js';
 
 /** `broker.yaml` as written by the operator. */
 export interface BrokerConfigFile {
   kind?: 'local' | 'nats';
   url?: string;
   socket_path?: string;
+  subject_prefix?: string;
 }
 
 /** What `createBroker` / `connectBroker` take: `broker.yaml` with defaults applied and paths resolved. */
@@ -15,6 +17,8 @@ export interface BrokerConfig {
   url?: string;
   /** Absolute path of the local broker socket; for `local`. */
   socketPath?: string;
+  /** Put in front of every subject (`nats` only): deployments sharing one NATS server stay apart. */
+  subjectPrefix?: string;
 }
 
 export const DEFAULT_SOCKET_FILE = 'broker.sock';
@@ -38,8 +42,8 @@ export function resolveBrokerConfig(raw: unknown, opts: { dataDir: string; cwd?:
     throw invalid('must be a mapping with kind, url, socket_path');
   const obj = file as Record<string, unknown>;
   for (const key of Object.keys(obj)) {
-    if (!['kind', 'url', 'socket_path'].includes(key)) {
-      throw invalid(`unknown field "${key}"; allowed fields are kind, url, socket_path`);
+    if (!['kind', 'url', 'socket_path', 'subject_prefix'].includes(key)) {
+      throw invalid(`unknown field "${key}"; allowed fields are kind, url, socket_path, subject_prefix`);
     }
   }
   const kind = obj.kind ?? 'local';
@@ -51,9 +55,22 @@ export function resolveBrokerConfig(raw: unknown, opts: { dataDir: string; cwd?:
   if (obj.socket_path !== undefined && (typeof obj.socket_path !== 'string' || obj.socket_path === '')) {
     throw invalid('socket_path must be a non-empty string');
   }
+  if (obj.subject_prefix !== undefined) {
+    if (kind !== 'nats')
+      throw invalid(
+        'subject_prefix applies to kind nats only (a local broker is private to its data directory)',
+      );
+    const problem =
+      typeof obj.subject_prefix === 'string' ? subjectPrefixProblem(obj.subject_prefix) : 'not a string';
+    if (problem !== null) throw invalid(`subject_prefix ${JSON.stringify(obj.subject_prefix)}: ${problem}`);
+  }
   if (kind === 'nats') {
     if (obj.url === undefined) throw invalid('kind nats needs url, e.g. url: nats://127.0.0.1:4222');
-    return { kind, url: obj.url as string };
+    return {
+      kind,
+      url: obj.url as string,
+      ...(obj.subject_prefix === undefined ? {} : { subjectPrefix: obj.subject_prefix as string }),
+    };
   }
   const socketPath =
     obj.socket_path === undefined

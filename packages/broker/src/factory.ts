@@ -4,6 +4,7 @@ import { BrokerError } from './errors.js';
 import { createLocalBroker } from './local.js';
 import { createNatsBroker } from './nats-options.js';
 import { connectLocalBroker } from './socket-client.js';
+import { withSubjectPrefix } from './subject-prefix.js';
 import type { Broker } from './types.js';
 
 export interface BrokerFactoryOptions {
@@ -26,12 +27,13 @@ export async function createBroker(config: BrokerConfig, opts: BrokerFactoryOpti
   const logger = opts.logger ?? silentLogger;
   if (config.kind === 'nats') {
     if (!config.url) throw needUrl();
-    return createNatsBroker({
+    const nats = await createNatsBroker({
       url: config.url,
       name: opts.name ?? 'agent-daemon',
       logger,
       connectTimeoutMs: opts.connectTimeoutMs,
     });
+    return config.subjectPrefix === undefined ? nats : withSubjectPrefix(nats, config.subjectPrefix);
   }
   return createLocalBroker(
     config.socketPath === undefined ? { logger } : { socketPath: config.socketPath, logger },
@@ -46,12 +48,13 @@ export async function connectBroker(config: BrokerConfig, opts: BrokerFactoryOpt
   const logger = opts.logger ?? silentLogger;
   if (config.kind === 'nats') {
     if (!config.url) throw needUrl();
-    return createNatsBroker({
+    const nats = await createNatsBroker({
       url: config.url,
       name: opts.name ?? 'agent-cli',
       logger,
       connectTimeoutMs: opts.connectTimeoutMs,
     });
+    return config.subjectPrefix === undefined ? nats : withSubjectPrefix(nats, config.subjectPrefix);
   }
   if (config.socketPath === undefined) {
     throw new BrokerError(

@@ -32,4 +32,5 @@ export {
 export { MAX_PAYLOAD_BYTES } from './payload.js';
 export { MAX_FRAME_BYTES } from './framing.js';
 export { MAX_SUBJECT_LENGTH } from './subject.js';
+export { MAX_SUBJECT_PREFIX_LENGTH, withSubjectPrefix } from './subject-prefix.js';
 export { MAX_SOCKET_PATH_BYTES } from './socket-path.js';

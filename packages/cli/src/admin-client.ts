@@ -3,11 +3,13 @@
  * `admin.listen`), its optional token file, and JSON requests with short timeouts.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { resolve } from 'node:path';
 import { formatIssue, loadClientConfig } from '@agent/config-snapshot/client';
 import { timeoutSignal } from '@agent/timers';
+import { ADMIN_URL_ENV } from './admin-options.js';
 
-export const ADMIN_URL_ENV = 'AGENT_ADMIN_URL';
+export { ADMIN_URL_ENV };
 /** Connecting to a loopback port either works at once or not at all. */
 export const CONNECT_TIMEOUT_MS = 2000;
 export const REQUEST_TIMEOUT_MS = 10_000;
@@ -155,8 +157,6 @@ const NOT_RUNNING = new Set([
   'ENETUNREACH',
   'EADDRNOTAVAIL',
   'ECONNRESET',
-  'UND_ERR_CONNECT_TIMEOUT',
-  'UND_ERR_SOCKET',
 ]);
 
 function errCode(err: unknown): string | undefined {
@@ -169,8 +169,38 @@ export function daemonDownMessage(url: string): string {
   return `the daemon is not running (no admin server at ${url})`;
 }
 
-/** Kept for callers that close the client before exiting; the built-in fetch needs no closing. */
+/** Kept for callers that close the client before exiting; an idle keep-alive socket never holds the process. */
 export async function closeAdminClient(): Promise<void> {}
+
+interface Answer {
+  status: number;
+  text: string;
+}
+
+/**
+ * One request with `node:http` (`node:https` only for an https URL). Not the built-in fetch: loading its HTTP
+ * stack costs a client command more than the whole request, and its process lingers after the answer.
+ */
+async function send(
+  url: URL,
+  init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal },
+): Promise<Answer> {
+  const request = url.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
+  return new Promise<Answer>((resolveAnswer, reject) => {
+    const req = request(url, { method: init.method, headers: init.headers, signal: init.signal }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolveAnswer({ status: res.statusCode ?? 0, text }));
+      res.on('close', () => {
+        if (!res.complete) reject(new Error('the connection closed before the answer was complete'));
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(init.body);
+  });
+}
 
 /** One JSON request. Throws `CliError`: daemon down, timeout, an admin error answer, or a non-JSON answer. */
 export async function adminRequest<T>(
@@ -186,19 +216,19 @@ export async function adminRequest<T>(
   if (opts.body !== undefined) {
     body = JSON.stringify(opts.body);
     headers['content-type'] = 'application/json';
+    headers['content-length'] = String(Buffer.byteLength(body));
   }
-  // The built-in fetch: no HTTP library to load, so client commands start fast.
-  let res: Response;
-  let text: string;
-  // Aborts with a TimeoutError, as AbortSignal.timeout does.
+  let res: Answer;
   const deadline = timeoutSignal(timeout, { unref: true });
   try {
-    const init: RequestInit = { method, headers, signal: deadline.signal };
-    if (body !== undefined) init.body = body;
-    res = await fetch(`${target.url}${path}`, init);
-    text = await res.text();
+    res = await send(new URL(`${target.url}${path}`), {
+      method,
+      headers,
+      signal: deadline.signal,
+      ...(body !== undefined ? { body } : {}),
+    });
   } catch (err) {
-    if ((err as Error).name === 'TimeoutError')
+    if (deadline.signal.aborted)
       throw new CliError(
         'CLI_TIMEOUT',
         `the daemon did not answer within ${timeout / 1000} s (${target.url})`,
@@ -211,7 +241,7 @@ export async function adminRequest<T>(
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    json = JSON.parse(res.text);
   } catch {
     throw new CliError(
       'CLI_BAD_ANSWER',

@@ -57,6 +57,29 @@ describe('formatting', () => {
     expect(coloured).toContain('\x1b[33myes\x1b[39m');
   });
 
+  it('a single host lists no HOLDER column; a cluster daemon names the daemon holding each job, - when free', () => {
+    const single = formatJobTable([job]);
+    expect(single[0]).not.toContain('HOLDER');
+    expect(single[0]).toMatch(/LAST STATUS +ERRORS$/);
+    const cluster = formatJobTable([
+      { ...job, holder: 'host-a#4242.9f3c1a2b', lease_expires_at: '2026-01-01T00:01:00.000Z' },
+      { ...job, id: 'j2', holder: null, lease_expires_at: null },
+    ]);
+    expect(cluster[0]).toMatch(/ERRORS +HOLDER$/);
+    expect(cluster[1]).toMatch(/^j1 .* 5 +host-a$/);
+    expect(cluster[2]).toMatch(/^j2 .* 5 +-$/);
+  });
+
+  it('show names the cluster lease holder and when its lease expires', () => {
+    const lines = formatJobDetail({
+      ...job,
+      holder: 'host-a#4242.9f3c1a2b',
+      lease_expires_at: '2026-01-01T00:01:00.000Z',
+      lease: { holder: 'host-a#4242.9f3c1a2b', epoch: 7, expires_at: '2026-01-01T00:01:00.000Z' },
+    });
+    expect(lines).toContain('lease holder: host-a#4242.9f3c1a2b (epoch 7, expires 2026-01-01 00:01:00Z)');
+  });
+
   it('says so when no job is loaded', () => {
     expect(formatJobTable([])).toEqual(['no poller jobs are loaded']);
   });

@@ -59,9 +59,17 @@ function breakerCell(breaker: string, color: boolean): string {
   return breaker;
 }
 
+/** The daemon in a cluster lease holder id (`<daemon_id>#<incarnation>`); `-` while no daemon holds the job. */
+function holderCell(holder: string | null | undefined): string {
+  if (!holder) return '-';
+  const hash = holder.indexOf('#');
+  return hash > 0 ? holder.slice(0, hash) : holder;
+}
+
 /**
  * The `agent pollers list` table; a job running a stale definition is marked, and every rejected job of
- * pollers.yaml follows the table with its reason.
+ * pollers.yaml follows the table with its reason. A cluster daemon's answer (its jobs carry `holder`) adds a
+ * `HOLDER` column: the daemon ticking the job now.
  */
 export function formatJobTable(
   jobs: readonly AdminJobSummary[],
@@ -73,6 +81,7 @@ export function formatJobTable(
       `${paint.red('✗', color)} ${r.id}: ${r.running ? 'runs its previous definition; pollers.yaml entry rejected' : 'rejected, not running'}: ${r.errors[0] ?? 'invalid'}${r.errors.length > 1 ? ` (+${r.errors.length - 1} more: agent pollers reload lists them)` : ''}`,
   );
   if (jobs.length === 0) return ['no poller jobs are loaded', ...notes];
+  const cluster = jobs.some((j) => j.holder !== undefined);
   const rows = jobs.map((j) => [
     j.definition === 'stale' ? `${j.id} ${paint.red('(stale)', color)}` : j.id,
     j.kind,
@@ -84,8 +93,10 @@ export function formatJobTable(
     formatTime(j.next_run_at),
     statusCell(j.last_status, color),
     String(j.consecutive_errors),
+    ...(cluster ? [holderCell(j.holder)] : []),
   ]);
-  return [...alignTable([LIST_HEADER, ...rows]), ...(notes.length ? ['', ...notes] : [])];
+  const header = cluster ? [...LIST_HEADER, 'HOLDER'] : LIST_HEADER;
+  return [...alignTable([header, ...rows]), ...(notes.length ? ['', ...notes] : [])];
 }
 
 const PLAIN = /^[A-Za-z0-9_@./+:-][A-Za-z0-9 _@./+:-]*$/;

@@ -1,10 +1,4 @@
-import type { CommandModule } from 'yargs';
-import type { CliIO } from './io.js';
-import { clusterCommand } from './cluster-command.js';
-import { pollersCommand } from './pollers.js';
-import { reloadCommand } from './reload.js';
-
-export { keepRunningOnClosedStdout, processIO, type CliIO } from './io.js';
+export { cliCommands, keepRunningOnClosedStdout, processIO, type CliIO } from './commands.js';
 export {
   formatReloadAck,
   NO_ACK_MESSAGE,
@@ -13,23 +7,21 @@ export {
   RELOAD_ACK_SUBJECT,
   RELOAD_ACK_TIMEOUT_MS,
   RELOAD_SUBJECT,
-  reloadCommand,
   reloadExitCode,
   rejectedCount,
   runReload,
   type ReloadAck,
 } from './reload.js';
+export { reloadCommand } from './reload-command.js';
 export {
   exitCodesEpilogue,
   POLLERS_ACTIONS,
   POLLERS_EXIT_CODES,
   pollersCommand,
-  runPollers,
-  RESET_NEEDS_YES,
   type ExitCodes,
   type PollersAction,
-  type PollersArgs,
-} from './pollers.js';
+} from './pollers-command.js';
+export { runPollers, RESET_NEEDS_YES, type PollersArgs } from './pollers.js';
 export {
   adminRequest,
   ADMIN_URL_ENV,
@@ -66,8 +58,3 @@ export {
   formatTime,
   formatValue,
 } from './format.js';
-
-/** Every client command, for the `agent` bin to mount. */
-export function cliCommands(io: CliIO): CommandModule<any, any>[] {
-  return [reloadCommand(io), pollersCommand(io), clusterCommand(io)];
-}

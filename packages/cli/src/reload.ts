@@ -2,7 +2,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Broker } from '@agent/broker';
 import { formatIssue, loadClientConfig } from '@agent/config-snapshot/client';
-import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { tryClusterReload } from './cluster-reload-command.js';
 import { daemonBrokerConfig } from './daemon-info.js';
 import { paint, type CliIO } from './io.js';
@@ -78,12 +77,6 @@ export function reloadExitCode(ack: ReloadAck): number {
   return rejectedCount(ack) > 0 ? 2 : 0;
 }
 
-export interface ReloadArgs {
-  'config-dir': string;
-  json: boolean;
-  'dry-run': boolean;
-}
-
 export async function runReload(
   io: CliIO,
   args: { configDir: string; json: boolean; dryRun?: boolean; timeoutMs?: number },
@@ -139,32 +132,4 @@ export async function runReload(
   } finally {
     await broker?.close().catch(() => {});
   }
-}
-
-export function reloadCommand(io: CliIO): CommandModule<object, ReloadArgs> {
-  return {
-    command: 'reload',
-    describe: 'Ask the running daemon to reload its configuration and print the result',
-    builder: (y: Argv) =>
-      y
-        .option('config-dir', {
-          type: 'string',
-          default: './config',
-          describe: 'Config directory of the daemon',
-        })
-        .option('json', { type: 'boolean', default: false, describe: 'Print the ack as JSON' })
-        .option('dry-run', {
-          type: 'boolean',
-          default: false,
-          describe: 'Preview: validate and plan like a reload, apply nothing',
-        })
-        .epilogue(
-          'Exit codes: 0 applied with nothing rejected; 1 no ack (daemon not reachable, runtime.reload.enabled: false, or no answer within 5 s), unreadable config dir; 2 anything rejected (an agent, a job or a file; the rest applied), or usage error. With --dry-run the codes say what the reload would do. In cluster mode, 3: a live daemon did not answer, or the daemons disagree on the config.',
-        ) as unknown as Argv<ReloadArgs>,
-    handler: async (argv: ArgumentsCamelCase<ReloadArgs>) => {
-      io.setExitCode(
-        await runReload(io, { configDir: argv['config-dir'], json: argv.json, dryRun: argv['dry-run'] }),
-      );
-    },
-  };
 }

@@ -12,7 +12,7 @@ import { issueAt, readYamlFile, type SourceFile } from './source.js';
 export interface ClientConfig {
   /** The parts of `runtime.yaml` a client reads, defaults filled in. */
   runtime: { data_dir: string; admin: { listen: string; token_file?: string } };
-  broker: { kind: 'local' | 'nats'; url?: string; socket_path?: string };
+  broker: { kind: 'local' | 'nats'; url?: string; socket_path?: string; subject_prefix?: string };
   /** `runtime.data_dir` resolved against the working directory. */
   dataDir: string;
 }
@@ -81,6 +81,7 @@ export function loadClientConfig(
   }
   const url = str(broker, ['url']);
   const socketPath = str(broker, ['socket_path']);
+  const subjectPrefix = str(broker, ['subject_prefix']);
   const dataDir = str(runtime, ['data_dir'], './data')!;
   const tokenFile = str(runtime, ['admin', 'token_file']);
   const config: ClientConfig = {
@@ -96,6 +97,7 @@ export function loadClientConfig(
       kind: kind === 'nats' ? 'nats' : 'local',
       ...(url ? { url } : {}),
       ...(socketPath ? { socket_path: socketPath } : {}),
+      ...(subjectPrefix ? { subject_prefix: subjectPrefix } : {}),
     },
   };
   return errors.length > 0 ? { config: null, errors } : { config, errors };

@@ -201,6 +201,13 @@ export const brokerFileSchema = {
       type: 'string',
       description: 'Unix socket of the local broker; default `<data_dir>/broker.sock`.',
     },
+    subject_prefix: {
+      type: 'string',
+      maxLength: 64,
+      pattern: '^[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*$',
+      description:
+        'Kind `nats` only: put in front of every subject (`<prefix>.control.reload`), so deployments sharing one NATS server (production and staging, say) never answer each other. Every daemon and CLI of one deployment uses the same broker.yaml. Default: none.',
+    },
   },
 } as const;
 

@@ -10,13 +10,25 @@ import {
   type BigIntStats,
   type Stats,
 } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { CORE_SCHEMA, load as loadFast } from 'js-yaml';
-import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import type * as Yaml from 'yaml';
 import { formatPath, type ConfigIssue, type ConfigIssueCode, type IssueScope } from './issues.js';
 import { deepFreeze } from './snapshot.js';
 
 export type Segments = readonly (string | number)[];
+
+let documentParser: typeof Yaml | undefined;
+
+/**
+ * The `yaml` document parser, loaded on first use (it is the same module an import would load). Only a file
+ * js-yaml refuses, or an issue that needs its position, reads it: a client reading a valid `runtime.yaml`
+ * (the CLI) never pays for loading it.
+ */
+function yaml(): typeof Yaml {
+  return (documentParser ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
+}
 
 export interface SourceFile {
   /** Path relative to the config dir, with `/` separators. */
@@ -411,8 +423,9 @@ function parseWithDocument(
   scope: IssueScope,
   extra: Partial<IssueInput>,
 ): { ok: true; value: unknown } | { ok: false; issues: ConfigIssue[] } {
+  const { LineCounter, parseDocument } = yaml();
   const lineCounter = new LineCounter();
-  let doc: Document.Parsed;
+  let doc: Yaml.Document.Parsed;
   try {
     doc = parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true, strict: true });
   } catch (err) {
@@ -480,8 +493,9 @@ function aliasesExplode(value: unknown): boolean {
 }
 
 function lazyLocator(text: string): SourceFile['locate'] {
-  let parsedDoc: { doc: Document.Parsed; lineCounter: LineCounter } | undefined;
+  let parsedDoc: { doc: Yaml.Document.Parsed; lineCounter: Yaml.LineCounter } | undefined;
   return (segments, key) => {
+    const { isMap, isPair, isScalar, LineCounter, parseDocument } = yaml();
     if (!parsedDoc) {
       const lineCounter = new LineCounter();
       parsedDoc = { doc: parseDocument(text, { lineCounter, uniqueKeys: true, strict: true }), lineCounter };
@@ -497,7 +511,7 @@ function lazyLocator(text: string): SourceFile['locate'] {
       const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && String(p.key.value) === key);
       node = pair?.key ?? node;
     }
-    const range = (node as Node | undefined)?.range;
+    const range = (node as Yaml.Node | undefined)?.range;
     if (!range) return undefined;
     const pos = lineCounter.linePos(range[0]);
     return { line: pos.line, column: pos.col };

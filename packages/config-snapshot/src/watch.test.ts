@@ -55,6 +55,32 @@ describe('watchConfig', () => {
     expect(calls[0]!.paths).toEqual([join(d.config, 'agents.d', 'a.yaml')]);
   });
 
+  it("ignores the daemon's data inside the config dir and SQLite files, and still sees a save beside them", async () => {
+    const d = tempConfig({ 'llm.yaml': 'providers: {}\n', 'data/.keep': '' });
+    dirs.push(d);
+    const calls: { at: number; paths: string[] }[] = [];
+    const w = watchConfig({
+      dir: d.config,
+      ignore: [join(d.config, 'data')],
+      debounceMs: 50,
+      onChange: (changed) => calls.push({ at: Date.now(), paths: changed }),
+    });
+    watchers.push(w);
+    await w.ready();
+    for (let i = 0; i < 10; i++) {
+      d.write('data/poller.db-wal', `frame ${i}`);
+      d.write('data/transcripts/s.jsonl', `line ${i}`);
+      d.write('state.db', `page ${i}`);
+      d.write('state.db-shm', `index ${i}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(calls).toEqual([]);
+    d.write('llm.yaml', 'providers: { a: 1 }\n');
+    await waitFor(() => calls.length === 1);
+    expect(paths(calls)).toEqual([join(d.config, 'llm.yaml')]);
+  });
+
   it('sees a save by rename (write a temp file, rename it over the original)', async () => {
     const { d, w, calls } = setup();
     await w.ready();

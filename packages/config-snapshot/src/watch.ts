@@ -21,6 +21,11 @@ export interface ConfigWatcherOptions {
   dir: string;
   /** Secret files outside (or inside) the config dir, existing or not. */
   files?: readonly string[];
+  /**
+   * Files or directories whose changes never matter, e.g. the daemon's data directory when it lies inside
+   * the config dir: its databases change on every tick and would keep the watcher rescanning.
+   */
+  ignore?: readonly string[];
   debounceMs?: number;
   maxWaitMs?: number;
   /** How often secret files are checked. */
@@ -47,6 +52,9 @@ async function signature(path: string): Promise<string> {
     return `absent:${(err as NodeJS.ErrnoException).code ?? 'error'}`;
   }
 }
+
+const EDITOR_AND_TOOL_FILES = /(^|\/)(\.git|node_modules)(\/|$)|\.sw[px]$|~$/;
+const SQLITE_FILES = /\.(db|sqlite|sqlite3)(-wal|-shm|-journal)?$/;
 
 export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
   const debounceMs = opts.debounceMs ?? 500;
@@ -118,11 +126,18 @@ export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
     }, pollMs);
   };
 
+  const ignoredPaths = (opts.ignore ?? []).map((p) => resolve(p));
   const watcher: FSWatcher = watch(dir, {
     ignoreInitial: true,
     depth: 3,
     atomic: true,
-    ignored: (p: string) => /(^|\/)(\.git|node_modules)(\/|$)|\.sw[px]$|~$/.test(p),
+    ignored: (path: string) => {
+      if (EDITOR_AND_TOOL_FILES.test(path)) return true;
+      const p = resolve(path);
+      if (ignoredPaths.some((i) => p === i || p.startsWith(i + '/'))) return true;
+      // SQLite files (a state database kept next to the config) are never config, unless named as a secret.
+      return SQLITE_FILES.test(p) && !files.has(p);
+    },
   });
   const scanned = new Promise<void>((res) => watcher.once('ready', () => res()));
   for (const ev of ['add', 'change', 'unlink', 'addDir', 'unlinkDir'] as const) watcher.on(ev, onEvent);

@@ -18,10 +18,15 @@ const SUMMARY: AdminJobSummary = {
   next_run_at: '2026-03-01T08:01:00.000Z',
 };
 
-function setup(token: string | null = null) {
+const JOBS: AdminJobSummary[] = [
+  SUMMARY,
+  { ...SUMMARY, id: 'calm', breaker: 'closed', consecutive_errors: 0 },
+];
+
+function setup(token: string | null = null, jobs: AdminJobSummary[] = JOBS) {
   const calls: string[] = [];
   const pollers: AdminPollers = {
-    list: async () => [SUMMARY, { ...SUMMARY, id: 'calm', breaker: 'closed', consecutive_errors: 0 }],
+    list: async () => jobs,
     show: async (id) => ({
       ...SUMMARY,
       id,
@@ -79,6 +84,19 @@ describe('console pages', () => {
     const job = await (await req('/jobs/news')).text();
     expect(job).toContain('[redacted]');
     expect(job).not.toContain('sekrit-123');
+  });
+
+  it('name the daemon holding each job of a cluster, and have no Holder column on a single host', async () => {
+    expect(await (await setup().req('/')).text()).not.toContain('Holder');
+    const { req } = setup(null, [
+      { ...SUMMARY, holder: 'host-a#4242.9f3c1a2b', lease_expires_at: '2026-03-01T08:01:30.000Z' },
+      { ...SUMMARY, id: 'calm', holder: null, lease_expires_at: null },
+    ]);
+    const html = await (await req('/')).text();
+    expect(html).toContain('<th scope="col">Holder</th>');
+    expect(html).toContain('<td data-field="holder">host-a</td>');
+    expect(html).toContain('<td data-field="holder">-</td>');
+    expect(await (await req('/?q=host-a')).text()).toContain('1 of 2 job(s)');
   });
 
   it('serve their script and style sheet, and nothing else under /console/', async () => {

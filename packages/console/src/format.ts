@@ -51,12 +51,28 @@ const sortValue = (j: AdminJobSummary, key: SortKey): string | number => {
   return typeof v === 'string' ? v : '';
 };
 
-/** Jobs whose id, kind, agent, schedule, breaker or last status contain `q` (any case), sorted. */
+/** The daemon of a cluster lease holder id (`<daemon_id>#<incarnation>`); `-` while no daemon holds the job. */
+export function holderDaemon(holder: string | null | undefined): string {
+  if (!holder) return '-';
+  const hash = holder.indexOf('#');
+  return hash > 0 ? holder.slice(0, hash) : holder;
+}
+
+/** Jobs whose id, kind, agent, schedule, breaker, last status or holder contain `q` (any case), sorted. */
 export function filterAndSort(jobs: readonly AdminJobSummary[], query: JobQuery): AdminJobSummary[] {
   const q = query.q.toLowerCase();
   const hit = (j: AdminJobSummary) =>
     q === '' ||
-    [j.id, j.kind, j.agent, j.schedule, j.breaker, j.last_status ?? '', j.paused ? 'paused' : '']
+    [
+      j.id,
+      j.kind,
+      j.agent,
+      j.schedule,
+      j.breaker,
+      j.last_status ?? '',
+      j.paused ? 'paused' : '',
+      j.holder ?? '',
+    ]
       .join(' ')
       .toLowerCase()
       .includes(q);

@@ -1,8 +1,11 @@
 /** @jsxImportSource hono/jsx */
-/** The jobs table: filter and sort by query string (works without JavaScript), live rows (`data-live`). */
+/**
+ * The jobs table: filter and sort by query string (works without JavaScript), live rows (`data-live`). A
+ * cluster daemon's jobs carry their holder: a Holder column names the daemon ticking each one.
+ */
 import type { AdminJobList, AdminJobSummary } from '@agent/admin-api';
 import type { FC } from 'hono/jsx';
-import { filterAndSort, formatTime, type JobQuery, type SortKey } from './format.js';
+import { filterAndSort, formatTime, holderDaemon, type JobQuery, type SortKey } from './format.js';
 
 const COLUMNS: [SortKey | null, string][] = [
   ['id', 'Job'],
@@ -26,7 +29,7 @@ const sortHref = (query: JobQuery, key: SortKey): string => {
   return `/?${p.toString()}`;
 };
 
-const Row: FC<{ job: AdminJobSummary }> = ({ job }) => (
+const Row: FC<{ job: AdminJobSummary; cluster: boolean }> = ({ job, cluster }) => (
   <tr data-job={job.id} data-breaker={job.breaker} data-paused={job.paused ? 'yes' : 'no'}>
     <th scope="row">
       <a href={`/jobs/${encodeURIComponent(job.id)}`}>{job.id}</a>
@@ -46,11 +49,14 @@ const Row: FC<{ job: AdminJobSummary }> = ({ job }) => (
     </td>
     <td>{formatTime(job.next_run_at)}</td>
     <td class="num">{job.consecutive_errors}</td>
+    {cluster ? <td data-field="holder">{holderDaemon(job.holder)}</td> : null}
   </tr>
 );
 
 export const JobsPage: FC<{ list: AdminJobList; query: JobQuery }> = ({ list, query }) => {
   const jobs = filterAndSort(list.jobs, query);
+  const cluster = list.jobs.some((j) => j.holder !== undefined);
+  const columns: [SortKey | null, string][] = cluster ? [...COLUMNS, [null, 'Holder']] : COLUMNS;
   return (
     <>
       <form class="filter" method="get" action="/" role="search">
@@ -67,7 +73,7 @@ export const JobsPage: FC<{ list: AdminJobList; query: JobQuery }> = ({ list, qu
           </caption>
           <thead>
             <tr>
-              {COLUMNS.map(([key, label]) =>
+              {columns.map(([key, label]) =>
                 key ? (
                   <th
                     scope="col"
@@ -83,7 +89,7 @@ export const JobsPage: FC<{ list: AdminJobList; query: JobQuery }> = ({ list, qu
           </thead>
           <tbody>
             {jobs.map((j) => (
-              <Row job={j} />
+              <Row job={j} cluster={cluster} />
             ))}
           </tbody>
         </table>

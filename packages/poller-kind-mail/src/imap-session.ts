@@ -9,7 +9,7 @@ import { isIP } from 'node:net';
 import { checkAddress, checkHostname } from '@agent/guarded-http';
 import { PermanentError, TransientError } from '@agent/poller-core';
 import { setTimer, type TimerHandle } from '@agent/timers';
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
 import type { ImapAccount } from './account.js';
 import { imapPollerError } from './imap-errors.js';
 
@@ -72,6 +72,8 @@ export function createImapSession(account: ImapAccount, name: string): ImapSessi
     if (client?.usable) return client;
     drop();
     const address = await checkedImapAddress(account, name);
+    // Loaded with the first IMAP connection: a daemon without IMAP accounts never loads the client.
+    const { ImapFlow } = await import('imapflow');
     const c = new ImapFlow({
       host: address,
       port: account.port,

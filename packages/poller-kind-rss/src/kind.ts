@@ -17,11 +17,15 @@ import {
   type TickContext,
   type TickResult,
 } from '@agent/poller-core';
-import { parseFeedAsync } from './feed.js';
 import { orderOldestFirst } from './order.js';
 import { RSS_PLACEHOLDERS, rssTemplateFields } from './template.js';
 import { safeUrl, urlProblems } from '@agent/guarded-http';
 import type { FromSchema } from 'json-schema-to-ts';
+
+// The feed parser (hundreds of modules) loads with the first feed, not with the daemon: a daemon without
+// rss jobs never loads it.
+let feedModule: Promise<typeof import('./feed.js')> | undefined;
+const feedParser = () => (feedModule ??= import('./feed.js'));
 
 /** The cursor: the feed's validators, stored verbatim (quotes and `W/` kept). */
 export type RssCursor = { etag?: string; last_modified?: string };
@@ -133,6 +137,7 @@ async function tick(ctx: TickContext<RssConfig, RssCursor>): Promise<TickResult<
   }
 
   // In slices: a feed of 40 000 items would otherwise hold the event loop for a second or more.
+  const { parseFeedAsync } = await feedParser();
   const parsed = await parseFeedAsync(res.body, {
     contentType: res.headers['content-type'],
     baseUrl: res.url,

@@ -1,8 +1,8 @@
 /**
  * The scheduler of cluster mode, instead of a timer per job: claim up to the free capacity of due jobs
  * (the database decides due-ness), run each with the usual tick, sleep until the next due time (at most
- * `pollMaxMs`, ±10 % phase), and wake early on `wake()`. While the daemon is not trusted (it could not
- * heartbeat) it claims nothing and aborts its ticks.
+ * `pollMaxMs`, ±10 % phase), and wake early on `wake()` (jobs made due here, or another daemon's hint). While
+ * the daemon is not trusted (it could not heartbeat) it claims nothing and aborts its ticks.
  */
 import type { Logger } from '@agent/log';
 import { safeReason } from '@agent/poller-core';
@@ -14,6 +14,7 @@ import type { DbCorrectedClock } from './db-clock.js';
 import { LeaseLostError } from './errors.js';
 import type { JobRuntime } from './job.js';
 import { createLoopSleep } from './loop-sleep.js';
+import type { DueHint } from './runner-api.js';
 
 export interface ClaimLoopDeps {
   store: ClaimingStore;
@@ -34,12 +35,17 @@ export interface ClaimLoopDeps {
    * the job's next run time (database clock) when the tick decided one.
    */
   runClaim(rt: JobRuntime, claim: JobClaim, asked: number): Promise<number | null>;
+  /** A claimed job handed back at once is due again: the other daemons may take it. */
+  announceDue(hint: DueHint): void;
 }
 
 export interface ClaimLoop {
   start(): void;
-  /** Claims at once (a hint that jobs became due: resume, run, reconcile). */
-  wake(): void;
+  /**
+   * Claims at once (jobs became due: resume, reset, reconcile), or by `dueAt` (database clock) when given
+   * (another daemon's hint), sooner than the current sleep would.
+   */
+  wake(dueAt?: number): void;
   /** Stops claiming; resolves when the loop is out of its current round. */
   stop(): Promise<void>;
   inFlight(): number;
@@ -81,9 +87,10 @@ export function createClaimLoop(deps: ClaimLoopDeps): ClaimLoop {
   const sleeper = createLoopSleep(clock);
   let loopDone: Promise<void> = Promise.resolve();
   const health = { failing: false };
-  const wake = () => sleeper.wake();
   /** A tick ended with its next run at `dbAt` (database clock): look again by then, not after pollMaxMs. */
   const lookAgainAt = (dbAt: number) => sleeper.lookBy(dbAt - deps.dbClock.skewMs());
+  const wake = (dueAt?: number) =>
+    dueAt === undefined || dueAt <= deps.dbClock.clock.now() ? sleeper.wake() : lookAgainAt(dueAt);
 
   const abortAll = (reason: Error) => {
     for (const rt of deps.jobs.values()) rt.tick?.abort(reason);
@@ -93,7 +100,10 @@ export function createClaimLoop(deps: ClaimLoopDeps): ClaimLoop {
     const rt = deps.jobs.get(claim.jobId);
     // Defined by a version this daemon does not run (it is being replaced here): hand the job back.
     if (!rt || rt.retired) {
-      void store.releaseLease(claim.jobId, claim.grant).catch(() => {});
+      void store
+        .releaseLease(claim.jobId, claim.grant)
+        .then(() => deps.announceDue({ jobIds: [claim.jobId], dueAt: null }))
+        .catch(() => {});
       return;
     }
     inFlight++;
@@ -110,7 +120,7 @@ export function createClaimLoop(deps: ClaimLoopDeps): ClaimLoop {
         const wasFull = inFlight >= deps.maxConcurrentTicks;
         inFlight--;
         metrics.jobsHeld(inFlight);
-        if (wasFull) wake();
+        if (wasFull) sleeper.wake();
       });
   };
 

@@ -1,4 +1,7 @@
-/** The series of cluster mode only (a single host never registers them): claims, held jobs, clock skew. */
+/**
+ * The series of cluster mode only (a single host never registers them): claims, held jobs, clock skew, tick
+ * lateness.
+ */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
 type ClaimResult = 'claimed' | 'empty' | 'error' | 'untrusted';
@@ -10,9 +13,12 @@ export interface ClusterMetrics {
   claimLatency(ms: number): void;
   /** Database clock minus host clock (ms; exported in seconds). */
   clockSkew(ms: number): void;
+  /** A claimed tick's start minus its slot (`next_run_at`, jitter included), database clock (ms). */
+  tickLateness(ms: number): void;
 }
 
 const LATENCY_MS = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 5000];
+const LATENESS_SECONDS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 15, 20, 30, 60, 120, 300];
 
 function once<T>(
   registry: Registry,
@@ -49,10 +55,22 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
     (m) =>
       new Gauge({ ...m, help: 'Database clock minus this host clock, measured at every claim (seconds).' }),
   );
+  const lateness = once(
+    registry,
+    'poller_tick_lateness_seconds',
+    (m) =>
+      new Histogram({
+        ...m,
+        help: 'How late claimed ticks start: start minus the slot they were due at (jitter included), on the database clock.',
+        buckets: LATENESS_SECONDS,
+      }),
+  );
   return {
     claims: (result, n = 1) => claims.inc({ result }, n),
     jobsHeld: (n) => held.set(n),
     claimLatency: (ms) => latency.observe(ms),
     clockSkew: (ms) => skew.set(ms / 1000),
+    // A start a few ms before the slot is the skew estimate's error, not a tick run early: it counts as 0.
+    tickLateness: (ms) => lateness.observe(Math.max(0, ms) / 1000),
   };
 }

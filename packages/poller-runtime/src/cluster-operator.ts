@@ -28,8 +28,11 @@ export interface ClusterOperatorDeps {
   jobs: ReadonlyMap<string, JobRuntime>;
   rejected: RejectedJobs;
   stopped(): boolean;
-  /** Jobs became due (resume, reset): the claim loop looks now. */
-  wake(): void;
+  /**
+   * A job became due at `dueAt` (database clock) through a command here (resume, reset, the end of a manual
+   * run): this daemon's claim loop looks by then, and the other daemons are told.
+   */
+  madeDue(jobId: string, dueAt: number): void;
 }
 
 /** How long `run` waits for a lease another daemon holds, and how often it asks. */
@@ -97,6 +100,9 @@ async function manualRun(deps: ClusterOperatorDeps, rt: JobRuntime): Promise<Run
   } finally {
     rt.tick = null;
     await session.end();
+    // The lease is back: the job is due at its run time again, which a manual run leaves as it was.
+    const { paused, nextRunAt } = claim.state;
+    if (!paused && nextRunAt !== null) deps.madeDue(rt.def.id, nextRunAt);
   }
 }
 
@@ -163,7 +169,7 @@ export function createClusterOperatorApi(deps: ClusterOperatorDeps): OperatorApi
       await write(rt, { state: { paused: false, ...next } });
       env.metrics.paused(id, false);
       env.logger.info('poller job resumed', { job_id: id });
-      deps.wake();
+      if (typeof next.nextRunAt === 'number') deps.madeDue(id, next.nextRunAt);
       return summarize(rt, await rowOf(id));
     },
     async reset(id) {
@@ -177,8 +183,10 @@ export function createClusterOperatorApi(deps: ClusterOperatorDeps): OperatorApi
       });
       env.unrecorded?.delete(id);
       env.logger.info('poller job reset: the next tick records a new baseline', { job_id: id });
-      deps.wake();
-      return summarize(rt, await rowOf(id));
+      const row = await rowOf(id);
+      // The revoked lease no longer stands for the job's due time: its run time does.
+      if (!row.state.paused && row.state.nextRunAt !== null) deps.madeDue(id, row.state.nextRunAt);
+      return summarize(rt, row);
     },
   };
 }

@@ -5,6 +5,8 @@
  * definitions, with no per-daemon start or stop writes.
  */
 import { createHash } from 'node:crypto';
+import type { Logger } from '@agent/log';
+import { safeReason } from '@agent/poller-core';
 import type { RuntimeConfigView } from './agent-directory.js';
 import type { ReconcileEntry } from './claiming-store.js';
 import { skewOf } from './claim-decisions.js';
@@ -23,7 +25,7 @@ import type { LeaseDeps } from './lease.js';
 import type { ReloadPlan } from './plan.js';
 import { pollersOf } from './pollers-section.js';
 import { createRejectedJobs } from './rejected.js';
-import type { ClusterRunnerOptions, Runner, RunnerOptions } from './runner-api.js';
+import type { ClusterRunnerOptions, DueHint, Runner, RunnerOptions } from './runner-api.js';
 import { createRunnerEnv, type CurrentConfig } from './runner-env.js';
 import { logReload, planAgainst, validJobsOf } from './runner-jobs.js';
 import { leaseTtlMs } from './schedule.js';
@@ -54,6 +56,18 @@ function retire(rt: JobRuntime, how: 'replaced' | 'removed'): void {
   rt.tick?.abort(new LeaseLostError(`job ${rt.def.id} was replaced or removed`));
 }
 
+/** Tells the other daemons; a failing announcer costs them latency, never this daemon its command. */
+function announcerOf(cluster: ClusterRunnerOptions, logger: Logger): (hint: DueHint) => void {
+  return (hint) => {
+    if (hint.jobIds.length === 0 || !cluster.announceDue) return;
+    try {
+      cluster.announceDue(hint);
+    } catch (err) {
+      logger.debug('poller due hint not sent', { reason: safeReason(err) });
+    }
+  };
+}
+
 /** The parts of a cluster runner, built once from its options. */
 function clusterParts(options: RunnerOptions, cluster: ClusterRunnerOptions) {
   const config: CurrentConfig = {
@@ -78,12 +92,15 @@ function clusterParts(options: RunnerOptions, cluster: ClusterRunnerOptions) {
     trusted: cluster.trusted,
     stopped,
   };
+  const announce = announcerOf(cluster, env.logger);
+  const clusterMetrics = createClusterMetrics(options.metrics);
+  const tickStarting = clusterMetrics.tickLateness;
   const loop = createClaimLoop({
     store: cluster.store,
     holderId: options.holderId,
     clock: hostClock,
     dbClock,
-    metrics: createClusterMetrics(options.metrics),
+    metrics: clusterMetrics,
     logger: env.logger,
     random: env.random,
     jobs,
@@ -91,7 +108,8 @@ function clusterParts(options: RunnerOptions, cluster: ClusterRunnerOptions) {
     trusted: cluster.trusted,
     maxConcurrentTicks: cluster.maxConcurrentTicks ?? 64,
     pollMaxMs: cluster.pollMaxMs ?? 1000,
-    runClaim: (rt, claim, asked) => runClaimedTick({ env, lease, stopped }, rt, claim, asked),
+    runClaim: (rt, claim, asked) => runClaimedTick({ env, lease, stopped, tickStarting }, rt, claim, asked),
+    announceDue: announce,
   });
   const gauges = createJobGaugeExporter({
     store: cluster.store,
@@ -100,7 +118,21 @@ function clusterParts(options: RunnerOptions, cluster: ClusterRunnerOptions) {
     logger: env.logger,
     intervalMs: cluster.gaugeIntervalMs ?? 10_000,
   });
-  return { config, hostClock, dbClock, env, shared, closeHttp, jobs, state, stopped, lease, loop, gauges };
+  return {
+    config,
+    hostClock,
+    dbClock,
+    env,
+    shared,
+    closeHttp,
+    jobs,
+    state,
+    stopped,
+    lease,
+    loop,
+    gauges,
+    announce,
+  };
 }
 
 type ClusterParts = ReturnType<typeof clusterParts>;
@@ -127,6 +159,8 @@ async function reconcileTable(
       ? { add: result.add.length, replace: result.replace.length, remove: result.remove.length }
       : {}),
   });
+  // Added and replaced jobs are due at their first run, which the other daemons have not seen yet.
+  if (result) p.announce({ jobIds: [...result.add, ...result.replace], dueAt: null });
 }
 
 /** Swaps the local definitions after a reconcile: no writes, the table is already in line. */
@@ -160,7 +194,10 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
     jobs,
     rejected,
     stopped: p.stopped,
-    wake: loop.wake,
+    madeDue: (jobId, dueAt) => {
+      loop.wake(dueAt);
+      p.announce({ jobIds: [jobId], dueAt });
+    },
   });
 
   const planFor = (next: RuntimeConfigView) => planAgainst(jobs.values(), next, registry);
@@ -204,8 +241,10 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
       gauges.stop();
       await loop.stop();
       // Ticks end; their sessions release the leases (a graceful stop hands the jobs over at once).
+      const handedBack = [...jobs.values()].filter((rt) => rt.tick).map((rt) => rt.def.id);
       for (const rt of jobs.values()) rt.tick?.abort(new Error('shutdown'));
       await waitFor([...jobs.values()].flatMap((rt) => [...rt.busy]));
+      p.announce({ jobIds: handedBack, dueAt: null });
       await shared.dropAll();
       await p.closeHttp();
       state.started = false;

@@ -17,6 +17,8 @@ export interface ClusterTickDeps {
   env: TickEnv;
   lease: LeaseDeps;
   stopped(): boolean;
+  /** How late a claimed tick starts after its slot (ms, database clock). */
+  tickStarting(lateMs: number): void;
 }
 
 export function runClaimedTick(

@@ -112,6 +112,7 @@ export type {
 export { createRunner } from './runner.js';
 export type {
   ClusterRunnerOptions,
+  DueHint,
   JobDetail,
   JobSummary,
   OperatorApi,
@@ -133,6 +134,7 @@ export {
   type JobStatePatch,
   type LeaseGrant,
   type LeaseInfo,
+  type StartWrite,
   type StateStore,
   type TickStatus,
 } from './store.js';

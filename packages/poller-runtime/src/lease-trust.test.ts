@@ -1,7 +1,7 @@
 // The lease trust window and the fence check before each send, on the fake clock: a holder that could not
 // renew (stopped, paused, partitioned) stops sending before its TTL runs out, whatever the wall clock says.
 import { afterEach, describe, expect, it } from 'vitest';
-import { harness, items, job, metricValue } from '../test/helpers.js';
+import { HARNESS_START, harness, items, job, metricValue } from '../test/helpers.js';
 import { leaseTrustMarginMs } from './schedule.js';
 import type { StateStore } from './store.js';
 import { createFakeClock, createMemoryStateStore, type FakeClock } from './testing.js';
@@ -56,7 +56,7 @@ describe('lease trust window', () => {
   });
 
   it('a holder that cannot renew stops before the send past its window: lease_lost, nothing stored, one warning', async () => {
-    const clock = createFakeClock();
+    const clock = createFakeClock(HARNESS_START);
     const { store } = renewalStore(clock, []);
     // Items 60 s apart from the tick's start: 0 s, 60 s, then 120 s, past the 108 s window.
     const h = setup(store, clock, 60 * SEC);
@@ -85,7 +85,7 @@ describe('lease trust window', () => {
   });
 
   it('a wall clock stepped back an hour does not extend the window (it runs on the monotonic clock)', async () => {
-    const clock = createFakeClock();
+    const clock = createFakeClock(HARNESS_START);
     const { store } = renewalStore(clock, []);
     const h = setup(store, clock, 60 * SEC);
     h.fake.push({ items: [] }, { items: items(1, 2, 3) });
@@ -101,7 +101,7 @@ describe('lease trust window', () => {
   });
 
   it('a renewal extends the window from when it was asked, not from its late answer', async () => {
-    const clock = createFakeClock();
+    const clock = createFakeClock(HARNESS_START);
     // From the tick's start: the first renewal, asked at 40 s, answers at 100 s. Trusted until 40 s + 108 s =
     // 148 s, not 100 s + 108 s = 208 s.
     const { store } = renewalStore(clock, [{ answerAfterMs: 60 * SEC }]);
@@ -118,7 +118,7 @@ describe('lease trust window', () => {
   });
 
   it('renewals that answer keep a long tick trusted', async () => {
-    const clock = createFakeClock();
+    const clock = createFakeClock(HARNESS_START);
     const h = setup(createMemoryStateStore({ now: clock.now }), clock, 60 * SEC);
     h.fake.push({ items: [] }, { items: items(1, 2, 3, 4, 5) });
     await h.service.start();
@@ -132,7 +132,7 @@ describe('lease trust window', () => {
 
 describe('fence check before each send', () => {
   it('a takeover inside the window (the lease broken and granted to another) stops the next send', async () => {
-    const clock = createFakeClock();
+    const clock = createFakeClock(HARNESS_START);
     const { store, real } = renewalStore(clock, []);
     // Items 10 s apart, well inside the window and before the first renewal (40 s).
     const h = setup(store, clock, 10 * SEC);
@@ -152,7 +152,7 @@ describe('fence check before each send', () => {
   });
 
   it('a manual run has no lease: neither the window nor another holder stops it', async () => {
-    const clock = createFakeClock();
+    const clock = createFakeClock(HARNESS_START);
     const { store, real } = renewalStore(clock, []);
     const h = setup(store, clock, 200 * SEC);
     h.fake.push({ items: [] }, { items: items(1, 2, 3) });

@@ -145,6 +145,12 @@ export function createMemoryStateStore(options: MemoryStateStoreOptions = {}): M
       if (ops.releaseLease && fence) leases.release(jobId, fence);
       if (ops.revokeLease) await leases.methods.revokeLease(jobId);
     },
+    async commitStart(writes) {
+      for (const w of writes) {
+        await store.init(w.jobId, w.initial);
+        await store.commit(w.jobId, w.ops, null);
+      }
+    },
     async seenAmong(jobId, ids) {
       const set = seen.get(jobId);
       return new Set(ids.filter((id) => set?.has(id)));

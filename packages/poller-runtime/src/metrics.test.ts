@@ -1,3 +1,4 @@
+import { renderMetrics } from '@agent/metrics-text';
 import { describe, expect, it } from 'vitest';
 import { harnessPerTest, items, job, metricValue } from '../test/helpers.js';
 import { PermanentError, type TickContext } from '@agent/poller-core';
@@ -25,9 +26,23 @@ describe('metrics', () => {
     expect(text).toContain('poller_ticks_total{kind="fake",agent="assistant",job_id="j1",status="ok"} 2');
     expect(text).toContain('poller_items_seen_total{kind="fake",agent="assistant",job_id="j1"} 2');
     expect(text).toContain('poller_items_dispatched_total{kind="fake",agent="assistant",job_id="j1"} 2');
-    expect(text).toContain('poller_latency_ms_bucket{le="5",kind="fake",agent="assistant",job_id="j1"}');
+    expect(text).toContain('poller_latency_ms_bucket{le="10",kind="fake",agent="assistant",job_id="j1"}');
     expect(text).toContain('poller_consecutive_errors{job_id="j1"} 0');
     expect(text).toContain('poller_breaker_state{job_id="j1"} 0');
+    // The scrape renders the per-job series itself: the same bytes as prom-client's rendering.
+    expect(await renderMetrics(h.metrics)).toBe(text);
+  });
+
+  it('gives poller_latency_ms 8 buckets, 10 ms ... 60 s, counted cumulatively', async () => {
+    const h = setup();
+    await h.service.start();
+    await h.clock.advance(0);
+    const text = await renderMetrics(h.metrics);
+    const les = [...text.matchAll(/^poller_latency_ms_bucket\{le="([^"]+)",.*job_id="j1"\} (\d+)$/gm)];
+    expect(les.map((m) => m[1]).join(' ')).toBe('10 50 100 250 1000 2500 10000 60000 +Inf');
+    // The fake kind answers at once on the fake clock: 0 ms, in every bucket.
+    expect(les.map((m) => m[2])).toEqual(Array(9).fill('1'));
+    expect(text).toMatch(/^# TYPE poller_latency_ms histogram$/m);
   });
 
   it('a warning a kind repeats at every tick is logged once per job definition and counted', async () => {

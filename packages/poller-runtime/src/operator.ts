@@ -2,6 +2,7 @@
  * The operator's commands on one job: list, show, a manual run (no lease, never overlapping a tick of the
  * job in this process), pause, resume and reset.
  */
+import { statesOf } from './states-of.js';
 import { PollerError } from '@agent/poller-core';
 import { breakerClosed } from './breaker.js';
 import { guardOf, withLock, type JobRuntime } from './job.js';
@@ -94,8 +95,19 @@ export function createOperatorApi(deps: OperatorDeps): OperatorApi {
 
   return {
     async list() {
+      const ids = [...jobs.keys()].sort();
+      // One read for a long list (10,000 jobs: one query, not 10,000).
+      const stored = await statesOf(store, ids);
       const out = [];
-      for (const id of [...jobs.keys()].sort()) out.push(await summary(jobs.get(id)!));
+      for (const id of ids) {
+        const rt = jobs.get(id)!;
+        const st = stored.get(id);
+        out.push(
+          st
+            ? summaryOf(rt, withUnrecorded(env.unrecorded, st), deps.rejected.staleReason(id))
+            : await summary(rt),
+        );
+      }
       return out;
     },
 

@@ -142,6 +142,14 @@ export const pollersFileSchema = {
             "Deadline of a tick's fetch, at most 0.8 x the lease TTL so a short job's stays below its lease.",
         },
         failure_alert_cooldown_secs: { type: 'integer', minimum: 0, default: 3600 },
+        max_concurrent_ticks: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 10000,
+          default: 64,
+          description:
+            'Scheduled ticks running at once; the others wait their turn (late, never skipped). Manual runs do not wait. Cluster mode uses `cluster.yaml` `claim.max_concurrent_ticks` instead.',
+        },
         breaker_threshold: { type: 'integer', minimum: 1, default: 5 },
         kind_packages: {
           type: 'array',

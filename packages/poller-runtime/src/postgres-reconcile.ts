@@ -1,11 +1,21 @@
 /**
  * One reconcile per configuration version: the first daemon to apply version v brings the job table in line
  * with it, in one transaction guarded by a compare-and-set on `poll_reconcile`; later callers write nothing.
+ * The writes are planned first (`planReconcile`) and made a few statements in all, whatever the job count.
  */
 import { inTransaction, type Pool, type PoolClient } from '@agent/pg';
 import type { ReconcileEntry, ReconcileResult } from './claiming-store.js';
-import { stateOfRow, type PgRow } from './postgres-schema.js';
-import { ensureRow, patchState, revokeIn, writeSeen, type PgNames } from './postgres-tx.js';
+import { planReconcile, type ReconcilePlan } from './postgres-reconcile-plan.js';
+import { bulkPatchStatement, patchShape, type PgRow } from './postgres-schema.js';
+import { writeSeen, type PgNames } from './postgres-tx.js';
+import type { JobStatePatch } from './store.js';
+
+/**
+ * Lock wait and statement limit inside a reconcile, above the session's (5 s, 10 s): a daemon waits for
+ * another's reconcile of the same version to end instead of failing its start or reload, and a large
+ * table's statements may take longer than the session allows a tick's.
+ */
+const RECONCILE_TIMEOUT = '60s';
 
 /** Takes version `v` unless it or a later one was reconciled already. */
 async function casVersion(c: PoolClient, t: PgNames, v: number): Promise<boolean> {
@@ -18,36 +28,65 @@ async function casVersion(c: PoolClient, t: PgNames, v: number): Promise<boolean
   return r.rowCount === 1;
 }
 
-type Change = 'add' | 'replace' | 'keep';
-
-async function applyEntry(
-  c: PoolClient,
-  t: PgNames,
-  e: ReconcileEntry,
-  row: PgRow | undefined,
-  v: number,
-): Promise<Change> {
-  // A row no reconcile wrote (made by a lease or a read before any) counts as new.
-  const known = row !== undefined && row.def_hash !== null;
-  if (known && row.def_hash === e.defHash) {
-    if (Number(row.lease_ttl_ms) !== e.leaseTtlMs)
-      await c.query(`UPDATE ${t.job} SET lease_ttl_ms = $2 WHERE job_id = $1`, [e.id, e.leaseTtlMs]);
-    return 'keep';
-  }
-  // paused_on_boot applies when the job is added or the flag turns on, never at a daemon's start.
-  const applyPausedOnBoot = !known || (e.pausedOnBoot && row.paused_on_boot !== true);
-  const ops = e.ops(row ? stateOfRow(row) : null, applyPausedOnBoot);
-  if (!row) await ensureRow(c, t, e.id);
+/** The definition columns of added and replaced jobs, their rows made when missing: one statement. */
+async function writeDefinitions(c: PoolClient, t: PgNames, plan: ReconcilePlan, v: number): Promise<void> {
+  if (plan.defined.length === 0) return;
+  const d = plan.defined;
   await c.query(
-    `UPDATE ${t.job} SET def_hash = $2, config_version = $3, lease_ttl_ms = $4, paused_on_boot = $5
-     WHERE job_id = $1`,
-    [e.id, e.defHash, v, e.leaseTtlMs, e.pausedOnBoot],
+    `INSERT INTO ${t.job} (job_id, def_hash, config_version, lease_ttl_ms, paused_on_boot)
+     SELECT id, hash, $5, ttl, pob FROM unnest($1::text[], $2::text[], $3::bigint[], $4::boolean[])
+       AS x(id, hash, ttl, pob)
+     ON CONFLICT (job_id) DO UPDATE SET def_hash = EXCLUDED.def_hash, config_version = EXCLUDED.config_version,
+       lease_ttl_ms = EXCLUDED.lease_ttl_ms, paused_on_boot = EXCLUDED.paused_on_boot`,
+    [
+      d.map((j) => j.id),
+      d.map((j) => j.defHash),
+      d.map((j) => j.leaseTtlMs),
+      d.map((j) => j.pausedOnBoot),
+      v,
+    ],
   );
-  await patchState(c, t, e.id, ops.state);
-  await writeSeen(c, t, e.id, ops);
-  // An in-flight tick of the old definition can no longer write.
-  if (known) await revokeIn(c, t, e.id);
-  return known ? 'replace' : 'add';
+}
+
+/** The state patches, one statement per shape of patch (usually one or two shapes). */
+async function writePatches(c: PoolClient, t: PgNames, plan: ReconcilePlan): Promise<void> {
+  const byShape = new Map<string, { jobId: string; patch: JobStatePatch }[]>();
+  for (const p of plan.patches) {
+    const shape = patchShape(p.patch);
+    if (shape === '') continue;
+    const group = byShape.get(shape);
+    if (group) group.push(p);
+    else byShape.set(shape, [p]);
+  }
+  for (const group of byShape.values()) {
+    const statement = bulkPatchStatement(t.job, group);
+    if (statement) await c.query(statement.text, statement.values);
+  }
+}
+
+async function writePlan(c: PoolClient, t: PgNames, plan: ReconcilePlan, v: number): Promise<void> {
+  await writeDefinitions(c, t, plan, v);
+  await writePatches(c, t, plan);
+  if (plan.clearSeen.length) {
+    await c.query(`DELETE FROM ${t.seen} WHERE job_id = ANY($1::text[])`, [plan.clearSeen]);
+    await c.query(`DELETE FROM ${t.delivery} WHERE job_id = ANY($1::text[])`, [plan.clearSeen]);
+  }
+  for (const w of plan.seenWrites) await writeSeen(c, t, w.jobId, w.ops);
+  // An in-flight tick of the old definition can no longer write (each row takes its own epoch).
+  if (plan.revoke.length)
+    await c.query(
+      `UPDATE ${t.job} SET lease_holder = NULL, lease_epoch = nextval('${t.fence}'), lease_expires_at = now(),
+         lease_broken_from = NULL WHERE job_id = ANY($1::text[])`,
+      [plan.revoke],
+    );
+  if (plan.ttl.length)
+    await c.query(
+      `UPDATE ${t.job} j SET lease_ttl_ms = x.ttl FROM unnest($1::text[], $2::bigint[]) AS x(id, ttl)
+       WHERE j.job_id = x.id`,
+      [plan.ttl.map((x) => x.id), plan.ttl.map((x) => x.leaseTtlMs)],
+    );
+  if (plan.result.remove.length)
+    await c.query(`DELETE FROM ${t.job} WHERE job_id = ANY($1::text[])`, [plan.result.remove]);
 }
 
 export function reconcileTx(
@@ -57,16 +96,14 @@ export function reconcileTx(
   v: number,
 ): Promise<ReconcileResult | null> {
   return inTransaction(pool, async (c) => {
+    await c.query(
+      `SET LOCAL lock_timeout = '${RECONCILE_TIMEOUT}'; SET LOCAL statement_timeout = '${RECONCILE_TIMEOUT}'`,
+    );
     if (!(await casVersion(c, t, v))) return null;
     const { rows } = await c.query(`SELECT * FROM ${t.job} ORDER BY job_id FOR UPDATE`);
     const byId = new Map((rows as PgRow[]).map((r) => [String(r.job_id), r]));
-    const result: ReconcileResult = { add: [], replace: [], remove: [], keep: [] };
-    for (const e of entries) result[await applyEntry(c, t, e, byId.get(e.id), v)].push(e.id);
-    const wanted = new Set(entries.map((e) => e.id));
-    const gone = [...byId.keys()].filter((id) => !wanted.has(id));
-    if (gone.length) await c.query(`DELETE FROM ${t.job} WHERE job_id = ANY($1::text[])`, [gone]);
-    result.remove = gone;
-    for (const list of Object.values(result)) list.sort();
-    return result;
+    const plan = planReconcile(entries, byId);
+    await writePlan(c, t, plan, v);
+    return plan.result;
   });
 }

@@ -1,6 +1,6 @@
 /** The PostgreSQL job table: its migrations (component `pollers`) and row mapping. */
 import type { Migration } from '@agent/pg';
-import type { BreakerState, JobState, TickStatus } from './store.js';
+import type { BreakerState, JobState, JobStatePatch, TickStatus } from './store.js';
 
 export const PG_COMPONENT = 'pollers';
 
@@ -85,26 +85,26 @@ export const PG_MIGRATIONS: readonly Migration[] = [
 
 type Kind = 'json' | 'time' | 'plain';
 
-/** JobState field → column, and how its value travels. */
-const PG_COLUMNS: readonly [keyof Omit<JobState, 'jobId'>, string, Kind][] = [
-  ['cursor', 'cursor', 'json'],
-  ['baselined', 'baselined', 'plain'],
-  ['paused', 'paused', 'plain'],
-  ['consecutiveErrors', 'consecutive_errors', 'plain'],
-  ['lastFailureAlertAt', 'last_failure_alert_at', 'time'],
-  ['nextRunAt', 'next_run_at', 'time'],
-  ['nominalAt', 'nominal_at', 'time'],
-  ['scheduleKey', 'schedule_key', 'plain'],
-  ['breakerState', 'breaker_state', 'plain'],
-  ['breakerOpenedAt', 'breaker_opened_at', 'time'],
-  ['breakerOpenings', 'breaker_openings', 'plain'],
-  ['breakerRetryAt', 'breaker_retry_at', 'time'],
-  ['lastStatus', 'last_status', 'plain'],
-  ['lastError', 'last_error', 'plain'],
-  ['lastRunAt', 'last_run_at', 'time'],
-  ['sourceKey', 'source_key', 'plain'],
-  ['atFired', 'at_fired', 'plain'],
-  ['maxItems', 'max_items', 'plain'],
+/** JobState field → column, how its value travels, and the column's SQL type. */
+const PG_COLUMNS: readonly [keyof Omit<JobState, 'jobId'>, string, Kind, string][] = [
+  ['cursor', 'cursor', 'json', 'jsonb'],
+  ['baselined', 'baselined', 'plain', 'boolean'],
+  ['paused', 'paused', 'plain', 'boolean'],
+  ['consecutiveErrors', 'consecutive_errors', 'plain', 'integer'],
+  ['lastFailureAlertAt', 'last_failure_alert_at', 'time', 'timestamptz'],
+  ['nextRunAt', 'next_run_at', 'time', 'timestamptz'],
+  ['nominalAt', 'nominal_at', 'time', 'timestamptz'],
+  ['scheduleKey', 'schedule_key', 'plain', 'text'],
+  ['breakerState', 'breaker_state', 'plain', 'smallint'],
+  ['breakerOpenedAt', 'breaker_opened_at', 'time', 'timestamptz'],
+  ['breakerOpenings', 'breaker_openings', 'plain', 'integer'],
+  ['breakerRetryAt', 'breaker_retry_at', 'time', 'timestamptz'],
+  ['lastStatus', 'last_status', 'plain', 'text'],
+  ['lastError', 'last_error', 'plain', 'text'],
+  ['lastRunAt', 'last_run_at', 'time', 'timestamptz'],
+  ['sourceKey', 'source_key', 'plain', 'text'],
+  ['atFired', 'at_fired', 'plain', 'text'],
+  ['maxItems', 'max_items', 'plain', 'integer'],
 ];
 
 export type PgRow = Record<string, unknown>;
@@ -156,4 +156,45 @@ export function patchClause(
       if (key === 'cursor') sets.push('cursor_version = cursor_version + 1');
     }
   return { sets, values };
+}
+
+/** The columns a state patch sets, in table order: patches of one shape are written by one statement. */
+export function patchShape(patch: JobStatePatch): string {
+  return PG_COLUMNS.filter(([key]) => Object.hasOwn(patch, key))
+    .map(([, col]) => col)
+    .join(',');
+}
+
+/** A value as a field of the JSON document `jsonb_to_recordset` reads (JSON null is SQL NULL there). */
+function toRecordField(kind: Kind, value: unknown): unknown {
+  if (value === undefined || value === null) return null;
+  if (kind === 'time') return new Date(value as number).toISOString();
+  return value;
+}
+
+/**
+ * One `UPDATE` writing the state patches of many jobs, all of one shape (`patchShape`): the rows travel as
+ * one jsonb array read by `jsonb_to_recordset`, so the statement costs one round trip for any number of jobs.
+ */
+export function bulkPatchStatement(
+  table: string,
+  patches: readonly { jobId: string; patch: JobStatePatch }[],
+): { text: string; values: unknown[] } | null {
+  const first = patches[0];
+  if (!first) return null;
+  const cols = PG_COLUMNS.filter(([key]) => Object.hasOwn(first.patch, key));
+  if (cols.length === 0) return null;
+  const records = patches.map(({ jobId, patch }) => {
+    const rec: Record<string, unknown> = { job_id: jobId };
+    for (const [key, col, kind] of cols) rec[col] = toRecordField(kind, patch[key]);
+    return rec;
+  });
+  const sets = cols.map(([, col]) => `${col} = x.${col}`);
+  if (cols.some(([key]) => key === 'cursor')) sets.push('cursor_version = j.cursor_version + 1');
+  const types = ['job_id text', ...cols.map(([, col, , type]) => `${col} ${type}`)].join(', ');
+  return {
+    text: `UPDATE ${table} j SET ${sets.join(', ')}
+           FROM jsonb_to_recordset($1::jsonb) AS x(${types}) WHERE j.job_id = x.job_id`,
+    values: [JSON.stringify(records)],
+  };
 }

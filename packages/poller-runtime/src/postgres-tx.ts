@@ -101,6 +101,33 @@ async function writeDelivery(
   );
 }
 
+/** Ops that write the job row alone (no seen ids, delivery or revoke): the last write of a tick that found nothing new. */
+const rowOnly = (ops: CommitOps): boolean =>
+  !ops.clearSeen && !ops.addSeen?.length && ops.keepSeen === undefined && !ops.delivery && !ops.revokeLease;
+
+/**
+ * A fenced write of the row alone as one statement, the fence in its `WHERE`: atomic without a transaction,
+ * one round trip instead of five. Zero rows is `LeaseLostError`, and nothing was written.
+ */
+async function fencedRowWrite(
+  pool: Pool,
+  t: PgNames,
+  jobId: string,
+  ops: CommitOps,
+  fence: Fence,
+): Promise<void> {
+  const { sets, values } = patchClause(ops.state ?? {}, 4);
+  if (ops.releaseLease) sets.push('lease_holder = NULL', 'lease_expires_at = now()');
+  const where = `job_id = $1 AND lease_holder = $2 AND lease_epoch = $3`;
+  const r = await pool.query(
+    sets.length
+      ? `UPDATE ${t.job} SET ${sets.join(', ')} WHERE ${where}`
+      : `SELECT 1 FROM ${t.job} WHERE ${where}`,
+    [jobId, fence.holder, fence.epoch, ...values],
+  );
+  if (r.rowCount !== 1) throw new LeaseLostError();
+}
+
 /** `StateStore.commit`: every part of `ops` in one transaction, after the fence check. */
 export function commitTx(
   pool: Pool,
@@ -109,6 +136,7 @@ export function commitTx(
   ops: CommitOps,
   fence: Fence | null | undefined,
 ): Promise<void> {
+  if (fence && rowOnly(ops)) return fencedRowWrite(pool, t, jobId, ops, fence);
   return inTransaction(pool, async (c) => {
     if (fence) await checkFence(c, t, jobId, fence);
     else await ensureRow(c, t, jobId);

@@ -3,7 +3,7 @@ import { sleep } from '@agent/timers';
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import type { ClaimingStore, ReconcileEntry } from './claiming-store.js';
 import { createPostgresStateStore } from './postgres.js';
-import { emptyJobState } from './store.js';
+import { emptyJobState, type JobStatePatch } from './store.js';
 
 let scratch: ScratchSchema;
 let store: ClaimingStore;
@@ -172,6 +172,81 @@ describe('PostgreSQL store: reconcile', () => {
     });
     expect((await store.clusterJob('swap'))!).toMatchObject({ holder: null, configVersion: 2 });
     expect((await store.clusterJob('keep'))!.configVersion).toBe(1);
+  });
+
+  it('writes patches of different shapes and value kinds as the per-job writes do', async () => {
+    const cursor = { page: 2, ids: ['a', 'b'] };
+    const at = Date.parse('2026-11-25T10:00:00.123Z');
+    await store.reconcile([entry('plain'), entry('other')], 1);
+    await store.commit('plain', { state: { cursor: 'old', lastError: 'x' }, addSeen: ['s1'] });
+    const versionOf = async (id: string) =>
+      Number(
+        (
+          await scratch.pool.query(
+            `SELECT cursor_version FROM ${scratch.schema}.poll_job WHERE job_id = $1`,
+            [id],
+          )
+        ).rows[0].cursor_version,
+      );
+    const before = await versionOf('plain');
+    const shaped = (id: string, state: JobStatePatch, clearSeen = false): ReconcileEntry => ({
+      ...entry(id),
+      defHash: `h2-${id}`,
+      ops: () => ({ state, clearSeen }),
+    });
+    await store.reconcile(
+      [
+        shaped('plain', { cursor, nextRunAt: at, lastError: null, breakerState: 2, baselined: true }, true),
+        shaped('other', { nextRunAt: at + 1, scheduleKey: 'cron:x' }),
+        shaped('fresh', { cursor: null, nominalAt: at, maxItems: 7, paused: true }),
+      ],
+      2,
+    );
+    expect(await store.load('plain')).toMatchObject({
+      cursor,
+      nextRunAt: at,
+      lastError: null,
+      breakerState: 2,
+      baselined: true,
+    });
+    expect(await store.seenCount('plain')).toBe(0);
+    expect(await store.load('other')).toMatchObject({
+      nextRunAt: at + 1,
+      scheduleKey: 'cron:x',
+      cursor: null,
+    });
+    expect(await store.load('fresh')).toMatchObject({
+      cursor: null,
+      nominalAt: at,
+      maxItems: 7,
+      paused: true,
+    });
+    const { rows } = await scratch.pool.query(
+      `SELECT job_id, cursor_version, due_at FROM ${scratch.schema}.poll_job ORDER BY job_id`,
+    );
+    // The cursor write counts like any other; a paused job is never due (the trigger ran on the bulk write).
+    const byId = Object.fromEntries(rows.map((r) => [r.job_id, r]));
+    expect(Number(byId.plain.cursor_version)).toBe(before + 1);
+    expect(Number(byId.other.cursor_version)).toBe(0);
+    expect(byId.fresh.due_at).toBeNull();
+    expect((byId.other.due_at as Date).getTime()).toBe(at + 1);
+  });
+
+  it("waits for another daemon's reconcile beyond the session's lock timeout instead of failing", async () => {
+    await store.reconcile([entry('a')], 1);
+    const impatient = await createPostgresStateStore({
+      pool: scratch.openPool({ lockTimeoutMs: 200, statementTimeoutMs: 1000 }),
+      schema: scratch.schema,
+    });
+    // Another reconcile holds the version row for longer than the waiter's lock timeout and statement limit.
+    const holder = await scratch.pool.connect();
+    await holder.query('BEGIN');
+    await holder.query(`SELECT * FROM ${scratch.schema}.poll_reconcile FOR UPDATE`);
+    const waiting = impatient.reconcile([entry('a'), entry('b')], 2);
+    await sleep(1500);
+    await holder.query('COMMIT');
+    holder.release();
+    expect(await waiting).toEqual({ add: ['b'], replace: [], remove: [], keep: ['a'] });
   });
 
   it('hands the stored state of a replaced job to its entry, which may clear cursor and seen ids', async () => {

@@ -56,6 +56,20 @@ export interface ClusterRunnerOptions {
   pollMaxMs?: number;
   /** How often the leader reads the per-job gauges from the table (default 10 000 ms). */
   gaugeIntervalMs?: number;
+  /**
+   * Called when this daemon made jobs due earlier than the other daemons may know (resume, reset, the end of
+   * a manual run, a reconcile that added or replaced jobs, leases handed back at stop): tell them, so that
+   * their claim loops look by then instead of after their own sleep. Best effort: it must not throw, and a
+   * hint that never arrives costs the others at most `pollMaxMs` of latency.
+   */
+  announceDue?(hint: DueHint): void;
+}
+
+/** Jobs made due on one daemon, as the other daemons' claim loops need to know it. */
+export interface DueHint {
+  jobIds: readonly string[];
+  /** The earliest of their due times (database clock, ms since the epoch); `null`: now. */
+  dueAt: number | null;
 }
 
 export interface JobSummary {
@@ -104,7 +118,10 @@ export interface RunResult {
 export interface OperatorApi {
   list(): Promise<JobSummary[]>;
   show(id: string): Promise<JobDetail>;
-  /** Manual tick: bypasses schedule and lease, never overlaps another tick of the job in this process. */
+  /**
+   * Manual tick: bypasses the schedule, never overlaps another tick of the job in this process. Single host:
+   * bypasses the lease too; cluster mode: takes it (busy while another daemon ticks the job).
+   */
   run(id: string): Promise<RunResult>;
   pause(id: string): Promise<JobSummary>;
   resume(id: string): Promise<JobSummary>;
@@ -130,8 +147,11 @@ export interface Runner extends OperatorApi {
   rejectedJobs(): { id: string; errors: string[]; running: boolean }[];
   /** Resolves when no tick is running. */
   idle(): Promise<void>;
-  /** Cluster mode: claim now (a hint that jobs became due). No-op on a single host. */
-  wake(): void;
+  /**
+   * Cluster mode: claim now (jobs became due), or by `dueAt` (database clock) when given: a hint from
+   * another daemon. No-op on a single host.
+   */
+  wake(dueAt?: number): void;
   /**
    * Cluster mode: whether this daemon exports the per-job state gauges (`poller_consecutive_errors`,
    * `poller_breaker_state`), read from the shared table; only the elected leader should. No-op on a single

@@ -15,6 +15,7 @@ const DEFAULT_SETTINGS: RunnerSettings = {
   tick_timeout_secs: 120,
   failure_alert_cooldown_secs: 3600,
   breaker_threshold: 5,
+  max_concurrent_ticks: 64,
 };
 
 /** The configuration the runner works from; a reload replaces its fields. */

@@ -5,7 +5,7 @@
 import type { RuntimeConfigView } from './agent-directory.js';
 import { pollersOf } from './pollers-section.js';
 import { idle, type JobRuntime } from './job.js';
-import { applyPlan, startJob, stopAll, type LifecycleDeps } from './job-lifecycle.js';
+import { applyPlan, startJobs, stopAll, type LifecycleDeps } from './job-lifecycle.js';
 import { takeOverDeadLease, type LeaseDeps } from './lease.js';
 import { createOperatorApi } from './operator.js';
 import type { ReloadPlan } from './plan.js';
@@ -14,6 +14,7 @@ import type { Runner, RunnerOptions } from './runner-api.js';
 import { createRunnerEnv, type CurrentConfig } from './runner-env.js';
 import { wake } from './scheduled-tick.js';
 import { createScheduler } from './scheduler.js';
+import { createTickGate } from './tick-gate.js';
 import { buildTools } from './tools.js';
 import { logReload, planAgainst, validJobsOf } from './runner-jobs.js';
 import { createClusterRunner } from './cluster-runner.js';
@@ -32,11 +33,19 @@ export function createRunner(options: RunnerOptions): Runner {
   let started = false;
   const isStopped = () => stopped;
   const lease: LeaseDeps = { store, clock, metrics, logger, holderId: options.holderId, stopped: isStopped };
+  const gate = createTickGate(() => env.settings().max_concurrent_ticks);
   const scheduler = createScheduler({
     clock,
     store,
     stopped: isStopped,
-    onDue: (rt) => wake({ env, lease, scheduler, stopped: isStopped }, rt),
+    onDue: async (rt) => {
+      const leave = await gate.enter();
+      try {
+        await wake({ env, lease, scheduler, stopped: isStopped }, rt);
+      } finally {
+        leave();
+      }
+    },
   });
   const lifecycle: LifecycleDeps = { env, jobs, scheduler, stopped: isStopped };
   const rejected = createRejectedJobs({ logger, metrics, redact: env.redact, running: (id) => jobs.has(id) });
@@ -67,10 +76,8 @@ export function createRunner(options: RunnerOptions): Runner {
       started = true;
       stopped = false;
       const result = validJobsOf(config.snapshot, registry);
-      for (const def of result.valid) {
-        await takeOverDeadLease(lease, def.id, options.holderGone);
-        await startJob(lifecycle, def, true);
-      }
+      for (const def of result.valid) await takeOverDeadLease(lease, def.id, options.holderGone);
+      await startJobs(lifecycle, result.valid, true);
       rejected.note(result.rejected);
       logger.info('poller service started', { jobs: result.valid.length, rejected: result.rejected.length });
     },

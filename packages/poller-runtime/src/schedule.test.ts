@@ -6,6 +6,7 @@ import {
   leaseTtlMs,
   parseRfc3339,
   parseSchedule,
+  phaseMs,
   transientBackoffMs,
   withJitter,
   type Schedule,
@@ -69,6 +70,75 @@ describe('every_secs', () => {
 
   it('rejects a non-positive interval', () => {
     expect(parseSchedule({ every_secs: 0 }).ok).toBe(false);
+  });
+});
+
+function every(secs: number, id: string): Schedule {
+  const r = parseSchedule({ every_secs: secs }, { phaseKey: id });
+  if (!r.ok) throw new Error(r.errors.join('; '));
+  return r.schedule;
+}
+
+describe('every_secs: a phase of its own per job', () => {
+  const t0 = T('2026-01-01T00:00:00Z');
+
+  it('the phase is stable per id, below the interval, and not part of the key', () => {
+    expect(phaseMs('feed-1', 60_000)).toBe(phaseMs('feed-1', 60_000));
+    expect(phaseMs('feed-1', 60_000)).not.toBe(phaseMs('feed-2', 60_000));
+    expect(phaseMs('', 60_000)).toBe(0);
+    for (const step of [1000, 60_000, 86_400_000, 400 * 86_400_000])
+      for (const id of ['a', 'b', 'feed-0042']) {
+        expect(phaseMs(id, step)).toBeGreaterThanOrEqual(0);
+        expect(phaseMs(id, step)).toBeLessThan(step);
+      }
+    expect(every(60, 'a').key).toBe(every(60, 'b').key);
+  });
+
+  it('a new job runs at once, then on its grid: the second run at least half an interval later', () => {
+    for (const id of ['a', 'b', 'c', 'feed-0001', 'feed-0002']) {
+      const s = every(60, id);
+      const phase = phaseMs(id, 60_000);
+      expect(s.firstSlot(t0)).toBe(t0);
+      const second = s.slotAfter(t0, t0 + 200)!;
+      expect((((second - phase) % 60_000) + 60_000) % 60_000, id).toBe(0);
+      expect(second - t0, id).toBeGreaterThanOrEqual(30_000);
+      expect(second - t0, id).toBeLessThan(90_000);
+      // From then on exactly one interval apart, whatever the tick took.
+      expect(s.slotAfter(second, second + 4_000)).toBe(second + 60_000);
+      expect(s.slotAfter(second + 60_000, second + 60_001)).toBe(second + 120_000);
+    }
+  });
+
+  it('a job stored on another grid moves onto its own once, never two runs less than half an interval apart', () => {
+    const s = every(3600, 'hourly-job');
+    const phase = phaseMs('hourly-job', 3_600_000);
+    for (let prev = t0; prev < t0 + 3_600_000; prev += 97_000) {
+      const next = s.slotAfter(prev, prev + 10)!;
+      expect((next - phase) % 3_600_000).toBe(0);
+      expect(next - prev).toBeGreaterThanOrEqual(1_800_000);
+      expect(next - prev).toBeLessThan(5_400_000);
+    }
+  });
+
+  it('a daemon down for hours gets one catch-up run, then the next slot of its grid', () => {
+    const s = every(60, 'j');
+    const phase = phaseMs('j', 60_000);
+    const next = s.slotAfter(t0 + phase, t0 + phase + 5 * 3_600_000 + 1)!;
+    expect(next).toBe(t0 + phase + 5 * 3_600_000 + 60_000);
+  });
+
+  it('1,000 jobs created together spread their second runs over the whole minute', () => {
+    const buckets = Array.from({ length: 10 }, () => 0);
+    for (let i = 0; i < 1000; i++) {
+      const s = every(60, `feed-${String(i).padStart(4, '0')}`);
+      const second = s.slotAfter(t0, t0 + 5)!;
+      buckets[Math.floor(((second - t0) % 60_000) / 6000)]!++;
+    }
+    // Uniform would be 100 per 6 s; the same slot for all (the old behaviour) puts 1,000 in one bucket.
+    for (const n of buckets) {
+      expect(n).toBeGreaterThan(60);
+      expect(n).toBeLessThan(140);
+    }
   });
 });
 

@@ -8,6 +8,7 @@
  * - A wall time repeated by a fall-back overlap fires once, at its first occurrence, unless the hour
  *   field is `*`: then the job fires in both repeated hours (real elapsed time keeps its spacing).
  */
+import { createHash } from 'node:crypto';
 import { parseCron } from './cron.js';
 
 export { isValidTimeZone, zoneOffsetMs } from './time-zone.js';
@@ -38,7 +39,15 @@ export type ParseResult =
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-export function parseSchedule(spec: ScheduleSpec): ParseResult {
+export interface ScheduleOptions {
+  /**
+   * What an `every_secs` grid's phase is derived from (the job id): jobs of one interval then tick spread
+   * over it instead of together, and each keeps its phase across restarts. Default `''` (phase 0).
+   */
+  phaseKey?: string;
+}
+
+export function parseSchedule(spec: ScheduleSpec, options: ScheduleOptions = {}): ParseResult {
   if ('every_secs' in spec) {
     const s = spec.every_secs;
     if (!Number.isSafeInteger(s) || s < 1)
@@ -47,7 +56,7 @@ export function parseSchedule(spec: ScheduleSpec): ParseResult {
         errors: ['every_secs must be a whole number of seconds >= 1'],
         field: 'every_secs',
       };
-    return { ok: true, schedule: everySchedule(s) };
+    return { ok: true, schedule: everySchedule(s, options.phaseKey ?? '') };
   }
   if ('cron' in spec) return parseCron(spec.cron, spec.tz ?? 'UTC', spec.stagger_jitter_ms);
   if ('at' in spec) {
@@ -78,17 +87,31 @@ function daysInMonth(y: number, m: number): number {
   return new Date(Date.UTC(y, m, 0)).getUTCDate();
 }
 
-function everySchedule(secs: number): Schedule {
+/** A stable offset in [0, step) from `key`: 48 bits of its SHA-256, so even a yearly interval is covered. */
+export function phaseMs(key: string, step: number): number {
+  if (key === '') return 0;
+  return createHash('sha256').update(key).digest().readUIntBE(0, 6) % step;
+}
+
+/**
+ * Slots on the grid `phase + k x step` (epoch ms). The first run is at once (a new job baselines without
+ * waiting); the next slots are grid points, never less than half an interval after the previous slot, so a
+ * job moving onto its grid (the first run, or a job stored before phases existed) runs once early, not twice.
+ */
+function everySchedule(secs: number, phaseKey: string): Schedule {
   const step = secs * 1000;
+  const phase = phaseMs(phaseKey, step);
   return {
     type: 'every',
+    // The phase is not part of the key: it never changes for a job, and a stored run time stays valid.
     key: `every_secs:${secs}`,
     ownJitterMs: undefined,
     atMs: undefined,
     firstSlot: (now) => now,
     slotAfter(prev, now) {
       if (prev > now) return prev;
-      return prev + (Math.floor((now - prev) / step) + 1) * step;
+      const from = Math.max(now, prev + Math.floor(step / 2) - 1);
+      return phase + (Math.floor((from - phase) / step) + 1) * step;
     },
     intervalMs: () => step,
   };

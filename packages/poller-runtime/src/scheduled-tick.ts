@@ -73,9 +73,14 @@ async function scheduledTick(deps: ScheduledTickDeps, rt: JobRuntime): Promise<N
   }
 }
 
+/** What a tick under a lease needs; `tickStarting` hears how late each tick starts after its slot (ms). */
+type UnderLeaseDeps = Pick<ScheduledTickDeps, 'env' | 'stopped'> & {
+  tickStarting?(lateMs: number): void;
+};
+
 /** The tick of a job whose lease this process holds (a timer's grant, or a claim in cluster mode). */
 export async function underLease(
-  deps: Pick<ScheduledTickDeps, 'env' | 'stopped'>,
+  deps: UnderLeaseDeps,
   rt: JobRuntime,
   lease: LeaseSession,
   /** The time due-ness is judged at: a claim's database time; default the runner's clock. */
@@ -116,5 +121,6 @@ export async function underLease(
     log: tickLogger(env.logger, def),
     startedAt: env.clock.now(),
   };
+  if (state.nextRunAt !== null) deps.tickStarting?.(run.startedAt - state.nextRunAt);
   return fromReport(await settleTick(env, run, await runTick(env, run)));
 }

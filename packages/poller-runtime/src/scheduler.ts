@@ -5,13 +5,15 @@
 import type { Clock } from './clock.js';
 import type { JobRuntime } from './job.js';
 import { armTime } from './next-run.js';
-import type { StateStore } from './store.js';
+import type { JobState, StateStore } from './store.js';
 
 export interface Scheduler {
   /** Arms the job's timer for `at` (ms since the epoch), replacing any earlier one. */
   armAt(rt: JobRuntime, at: number): void;
   /** Arms the job's timer from its stored state (none when paused or done). */
   arm(rt: JobRuntime): Promise<void>;
+  /** `arm` with the stored state already read. */
+  armFrom(rt: JobRuntime, state: JobState | null): void;
   disarm(rt: JobRuntime): void;
 }
 
@@ -46,11 +48,12 @@ export function createScheduler(deps: {
     );
   };
 
-  const arm = async (rt: JobRuntime) => {
-    const at = armTime(await store.load(rt.def.id));
+  const armFrom = (rt: JobRuntime, state: JobState | null) => {
+    const at = armTime(state);
     if (at === null || inactive(rt)) disarm(rt);
     else armAt(rt, at);
   };
+  const arm = async (rt: JobRuntime) => armFrom(rt, await store.load(rt.def.id));
 
-  return { armAt, arm, disarm };
+  return { armAt, arm, armFrom, disarm };
 }

@@ -3,7 +3,7 @@
  * migrations, short IMMEDIATE transactions, and fenced writes: every write of a tick first checks that
  * (holder, epoch) still holds the job's lease row. Everything SQLite-specific stays in the sqlite*.ts files.
  */
-import { DELIVERY_LOG_LIMIT, type DeliveryRecord, type StateStore } from './store.js';
+import { DELIVERY_LOG_LIMIT, type DeliveryRecord, type StartWrite, type StateStore } from './store.js';
 import { fromRow, openDatabase, prepareQueries, type Row } from './sqlite-schema.js';
 import { createTransactions } from './sqlite-tx.js';
 
@@ -38,6 +38,12 @@ export function createSqliteStateStore(
   const { db, path } = openDatabase(file, options);
   const q = prepareQueries(db);
   const { patchState, commitTx, acquireTx, revokeTx, breakTx, deleteTx } = createTransactions(db, q, now);
+  const startTx = db.transaction((writes: readonly StartWrite[]) => {
+    for (const w of writes) {
+      if (!q.load.get(w.jobId)) patchState(w.jobId, w.initial);
+      commitTx(w.jobId, w.ops, null);
+    }
+  });
 
   const store: SqliteStateStore = {
     path,
@@ -61,6 +67,9 @@ export function createSqliteStateStore(
     },
     async commit(jobId, ops, fence) {
       commitTx.immediate(jobId, ops, fence);
+    },
+    async commitStart(writes) {
+      startTx.immediate(writes);
     },
     async seenAmong(jobId, ids) {
       if (ids.length === 0) return new Set();

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { harness, items, job, metricValue } from '../test/helpers.js';
+import { HARNESS_START, harness, items, job, metricValue } from '../test/helpers.js';
 import { createSqliteStateStore } from './sqlite.js';
 import type { StateStore } from './store.js';
 import { createFakeClock, type FakeClock } from './testing.js';
@@ -78,7 +78,7 @@ const ticks = (h: ReturnType<typeof setup>, status: string) =>
 
 describe('state store failures', () => {
   it('a full disk at the lease grant: Transient ticks with backoff, breaker and alert; one error log; recovery delivers what came meanwhile', async () => {
-    const clock = createFakeClock();
+    const clock = createFakeClock(HARNESS_START);
     const { store, real, faults, calls } = faultyStore(clock);
     const h = setup(clock, store);
     h.fake.push({ items: items('a') });
@@ -146,7 +146,7 @@ describe('state store failures', () => {
   });
 
   it('a commit that fails after a send: that item may repeat, the undelivered ones stay new, nothing is skipped', async () => {
-    const clock = createFakeClock();
+    const clock = createFakeClock(HARNESS_START);
     const { store, faults } = faultyStore(clock);
     const h = setup(clock, store);
     h.fake.push({ items: [] });
@@ -167,7 +167,7 @@ describe('state store failures', () => {
   });
 
   it('a failed state read at the start of a tick counts as Transient too', async () => {
-    const clock = createFakeClock();
+    const clock = createFakeClock(HARNESS_START);
     const { store, faults } = faultyStore(clock);
     const h = setup(clock, store);
     await h.service.start();

@@ -6,7 +6,15 @@
  */
 import type { Logger } from '@agent/log';
 import type { PollerMetrics } from './metrics.js';
-import type { DeliveryRecord, Fence, JobState, LeaseGrant, LeaseInfo, StateStore } from './store.js';
+import type {
+  DeliveryRecord,
+  Fence,
+  JobState,
+  LeaseGrant,
+  LeaseInfo,
+  StartWrite,
+  StateStore,
+} from './store.js';
 import { isLeaseLost, isStateStoreError, StateStoreError } from './errors.js';
 
 /** For calls that never end an outage (their success does not show that a write went through). */
@@ -86,6 +94,7 @@ export function watchStore(
   // An existing row makes init write nothing.
   const init = write<JobState>('init', never);
   const commit = write<void>('commit');
+  const commitStart = write<void>('commitStart');
   const seenAmong = read<Set<string>>('seenAmong');
   const seenCount = read<number>('seenCount');
   const deliveries = read<DeliveryRecord[]>('deliveries');
@@ -113,6 +122,9 @@ export function watchStore(
     revokeLease: (id) => revokeLease(inner.revokeLease(id)),
     breakLease: (id, holder) => breakLease(inner.breakLease(id, holder)),
     getLease: (id) => getLease(inner.getLease(id)),
+    ...(inner.commitStart
+      ? { commitStart: (writes: readonly StartWrite[]) => commitStart(inner.commitStart!(writes)) }
+      : {}),
     ...(inner.holdsLease
       ? { holdsLease: (id: string, fence: Fence) => holdsLease(inner.holdsLease!(id, fence)) }
       : {}),

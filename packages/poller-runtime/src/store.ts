@@ -116,6 +116,13 @@ export interface CommitOps {
   revokeLease?: boolean;
 }
 
+/** One job's start-up write: its row inserted with `initial` when missing, then `ops` applied (unfenced). */
+export interface StartWrite {
+  jobId: string;
+  initial: JobStatePatch;
+  ops: CommitOps;
+}
+
 export interface StateStore {
   load(jobId: string): Promise<JobState | null>;
   loadAll(): Promise<JobState[]>;
@@ -123,6 +130,11 @@ export interface StateStore {
   init(jobId: string, initial?: JobStatePatch): Promise<JobState>;
   /** Applies `ops` in one transaction. With a fence, throws `LeaseLostError` unless (holder, epoch) still holds. */
   commit(jobId: string, ops: CommitOps, fence?: Fence | null): Promise<void>;
+  /**
+   * The start-up writes of many jobs in one transaction (a start with thousands of jobs). Optional: without
+   * it each write is an `init` and a `commit` of its own.
+   */
+  commitStart?(writes: readonly StartWrite[]): Promise<void>;
   /** Which of `ids` are in the job's seen set. */
   seenAmong(jobId: string, ids: readonly string[]): Promise<Set<string>>;
   seenCount(jobId: string): Promise<number>;

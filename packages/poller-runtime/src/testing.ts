@@ -3,6 +3,7 @@
  * recording dispatcher, an in-memory state store, a minimal config snapshot builder and the real service
  * around kinds (`createServiceHarness`).
  */
+import { phaseMs } from './schedule.js';
 import { createMemoryLogger, type MemoryLogger } from '@agent/log';
 import type { PollerKind } from '@agent/poller-core';
 import { Registry } from 'prom-client';
@@ -176,8 +177,20 @@ export interface ServiceHarnessOptions extends Omit<TestSnapshotOptions, 'jobs'>
   /** A store to use (e.g. a SQLite store on a temporary file); default an in-memory store on the fake clock. */
   store?: StateStore | ((clock: FakeClock) => StateStore);
   logger?: MemoryLogger;
-  /** Start of the fake clock. */
+  /**
+   * Start of the fake clock. When the first job runs `every_secs`, the clock starts at the first point of
+   * that job's grid at or after it (grids have a per-job phase), so `advance(interval)` after its first run
+   * reaches exactly its next slot.
+   */
   start?: number | string;
+}
+
+/** `start` moved forward onto the grid of `job`'s `every_secs` schedule, if it has one. */
+function onGridOf(job: TestJobSpec | undefined, start: number): number {
+  const secs = (job?.schedule as { every_secs?: unknown } | undefined)?.every_secs;
+  if (job === undefined || typeof secs !== 'number' || !(secs >= 1)) return start;
+  const step = secs * 1000;
+  return start + ((((phaseMs(job.id, step) - start) % step) + step) % step);
 }
 
 export interface ServiceHarness {
@@ -202,7 +215,8 @@ export function createServiceHarness(
   opts: ServiceHarnessOptions,
 ): ServiceHarness {
   const { jobs, store: storeOpt, logger: loggerOpt, start, settings, ...snapshotOpts } = opts;
-  const clock = createFakeClock(start ?? '2026-01-01T00:00:00Z');
+  const from = typeof start === 'string' ? Date.parse(start) : (start ?? Date.parse('2026-01-01T00:00:00Z'));
+  const clock = createFakeClock(onGridOf(jobs[0], from));
   const store =
     typeof storeOpt === 'function'
       ? storeOpt(clock)

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { harness, job } from '../test/helpers.js';
 import type { TickContext } from '@agent/poller-core';
+import { createFakeClock } from './testing.js';
 
 const DAY = 24 * 3_600_000;
 
@@ -27,7 +28,10 @@ function setup(opts: Parameters<typeof harness>[0]) {
 
 describe('tick deadline', () => {
   it('a monthly job: tick_timeout_secs (120 s by default), not 0.8 x its month-long lease TTL', async () => {
-    const h = setup({ jobs: [job('monthly', { schedule: { cron: '0 0 0 1 * *' } })] });
+    const h = setup({
+      jobs: [job('monthly', { schedule: { cron: '0 0 0 1 * *' } })],
+      clock: createFakeClock('2026-01-01T00:00:00Z'),
+    });
     await h.service.start();
     // The first slot is 2026-02-01; the lease TTL is 2 x the gap to March (56 days).
     await h.clock.advance(31 * DAY);

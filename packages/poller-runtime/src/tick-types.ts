@@ -30,6 +30,8 @@ export interface RunnerSettings {
   tick_timeout_secs: number;
   failure_alert_cooldown_secs: number;
   breaker_threshold: number;
+  /** Scheduled ticks running at once in this process (single-host mode); the others wait their turn. */
+  max_concurrent_ticks: number;
 }
 
 /** The runner's shared parts a tick uses. */

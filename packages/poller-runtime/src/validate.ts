@@ -122,7 +122,7 @@ function validateJob(
     issues.push(job.issueAt(['kind'], `kind "${spec.kind}" is not registered`, hint, 'POLLER_UNKNOWN_KIND'));
   }
 
-  const schedule = parseSchedule(spec.schedule as ScheduleSpec);
+  const schedule = parseSchedule(spec.schedule as ScheduleSpec, { phaseKey: spec.id });
   if (!schedule.ok)
     for (const e of schedule.errors)
       issues.push(

@@ -4,7 +4,7 @@ import { createMemoryLogger } from '@agent/log';
 import { Registry } from 'prom-client';
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { sleep } from '@agent/timers';
-import { createKindRegistry, createRunner, type Clock } from '../src/index.js';
+import { createKindRegistry, createRunner, type Clock, type DueHint } from '../src/index.js';
 import { createPostgresStateStore, type ClaimingStore } from '../src/postgres.js';
 import {
   createTestDispatcher,
@@ -27,6 +27,7 @@ export interface ClusterNodeOptions {
   settings?: TestSnapshotOptions['settings'];
   /** Wraps the store the runner uses (a store that fails on demand, say). */
   wrapStore?: (store: ClaimingStore) => ClaimingStore;
+  announceDue?: (hint: DueHint) => void;
 }
 
 /** `every_secs` jobs `j0..j{n-1}`. */
@@ -79,6 +80,7 @@ export function clusterPerTest() {
         pollMaxMs: o.pollMaxMs ?? 100,
         maxConcurrentTicks: o.maxConcurrentTicks ?? 8,
         gaugeIntervalMs: 100,
+        ...(o.announceDue ? { announceDue: o.announceDue } : {}),
       },
     });
     stops.push(() => runner.stop());

@@ -20,6 +20,7 @@ import {
   type TestJobSpec,
   type TestSnapshotOptions,
 } from '../src/testing.js';
+import { phaseMs } from '../src/schedule.js';
 
 export type Step = TickResult | Error | ((ctx: TickContext) => Promise<TickResult>);
 
@@ -92,8 +93,14 @@ export interface HarnessOptions extends TestSnapshotOptions {
   minLeaseTtlMs?: number;
 }
 
+/**
+ * Where test clocks start: on the grid of job `j1`'s every-minute schedule, so `advance(60_000)` after its
+ * first run reaches exactly its next slot (every_secs grids have a per-job phase).
+ */
+export const HARNESS_START = Date.parse('2026-01-01T00:00:00Z') + phaseMs('j1', 60_000);
+
 export function harness(opts: HarnessOptions = {}) {
-  const clock = opts.clock ?? createFakeClock('2026-01-01T00:00:00Z');
+  const clock = opts.clock ?? createFakeClock(HARNESS_START);
   // A given store is used as is; the memory store's extra helpers are only called on the default one.
   const store = (opts.store ?? createMemoryStateStore({ now: clock.now })) as MemoryStateStore;
   const dispatcher = createTestDispatcher();

@@ -60,6 +60,29 @@ const behaviours: [string, (t: StoreUnderTest) => Promise<void>][] = [
     },
   ],
   [
+    'start-up writes in one call: missing rows inserted with their initial values, every write applied',
+    async ({ store: s }) => {
+      // A store without the batch starts jobs one by one; nothing to check then.
+      if (!s.commitStart) return;
+      await s.init('old', { sourceKey: 'k-old' });
+      await s.commit('old', { state: { cursor: 'kept', nextRunAt: 5 } });
+      await s.commitStart([
+        { jobId: 'old', initial: { sourceKey: 'ignored' }, ops: { state: { paused: true } } },
+        { jobId: 'new', initial: { sourceKey: 'k-new' }, ops: { state: { nextRunAt: 7 } } },
+        { jobId: 'moved', initial: { sourceKey: 'k' }, ops: { state: { sourceKey: 'k2' }, clearSeen: true } },
+      ]);
+      expect(await s.load('old')).toMatchObject({
+        sourceKey: 'k-old',
+        cursor: 'kept',
+        nextRunAt: 5,
+        paused: true,
+      });
+      expect(await s.load('new')).toMatchObject({ sourceKey: 'k-new', nextRunAt: 7, paused: false });
+      expect(await s.load('moved')).toMatchObject({ sourceKey: 'k2' });
+      expect((await s.loadAll()).map((x) => x.jobId)).toEqual(['moved', 'new', 'old']);
+    },
+  ],
+  [
     'records deliveries and seen ids together, and evicts the oldest ids except those kept',
     async ({ store: s }) => {
       await s.commit('j', { addSeen: ['a', 'b', 'c', 'd'] });
@@ -157,6 +180,8 @@ const behaviours: [string, (t: StoreUnderTest) => Promise<void>][] = [
       expect(l.holder).toBeNull();
       expect(l.epoch).toBeGreaterThan(a.epoch);
       await expect(s.commit('j', { state: { cursor: 'old' } }, a)).rejects.toMatchObject(lost);
+      // A fence check alone (nothing to write) refuses too.
+      await expect(s.commit('j', {}, a)).rejects.toMatchObject(lost);
     },
   ],
   [

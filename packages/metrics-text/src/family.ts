@@ -1,0 +1,183 @@
+/**
+ * What the three metric families share: each series is a slot in typed arrays of numbers, found by its
+ * label text (`kind="rss",agent="a",job_id="x"`), escaped once when the series is made. Rendering joins
+ * that text into lines; no object is allocated per series or per bucket.
+ */
+import type { Registry } from 'prom-client';
+import { checkNames, escapeLabelValue, headerOf, type MetricKind } from './text.js';
+
+/** A series' label values by label name: every label of the family, no other. */
+export type LabelValues<L extends string> = Readonly<Record<L, string | number>>;
+
+export interface FamilyOptions<L extends string> {
+  name: string;
+  help: string;
+  labelNames: readonly L[];
+  /** Registries the family registers in (none by default: unlike prom-client, never the global one). */
+  registers?: readonly Registry[];
+}
+
+/** One sample of `get()`, in prom-client's shape. */
+export interface SampleValue {
+  value: number;
+  labels: Record<string, string | number>;
+  /** Set on histogram samples: `<name>_bucket`, `<name>_sum`, `<name>_count`. */
+  metricName?: string;
+}
+
+/** What `get()` answers, in prom-client's shape (`MetricObjectWithValues`). */
+export interface FamilySnapshot {
+  name: string;
+  help: string;
+  type: MetricKind;
+  values: SampleValue[];
+  aggregator: 'sum';
+}
+
+/** A metric that writes its own exposition text; `renderMetrics` uses it instead of prom-client's. */
+export interface RendersText {
+  readonly name: string;
+  /** The family's HELP and TYPE lines and its samples, one per line, without a trailing newline. */
+  renderText(): string;
+}
+
+const INITIAL_CAPACITY = 16;
+
+export abstract class LabelledFamily<L extends string> implements RendersText {
+  readonly name: string;
+  readonly help: string;
+  readonly labelNames: readonly L[];
+  readonly type: MetricKind;
+  readonly aggregator = 'sum' as const;
+  protected readonly header: string;
+  /** Label text of each series to its slot. A Map keeps insertion order: the order prom-client renders. */
+  protected readonly slots = new Map<string, number>();
+  /** Allocated slots; the typed arrays of a subclass hold `capacity` of them. */
+  protected capacity = 0;
+  private used = 0;
+  private free: number[] = [];
+  /** Label values of slot s at [s * labelNames.length + i], for `get()`. */
+  private labelValues: string[] = [];
+  /** `kind="`, `,agent="`, ...: the text before each label value. */
+  private readonly opens: string[];
+
+  protected constructor(options: FamilyOptions<L>, type: MetricKind) {
+    checkNames(options.name, options.help, options.labelNames);
+    this.name = options.name;
+    this.help = options.help;
+    this.labelNames = [...options.labelNames];
+    this.type = type;
+    this.header = headerOf(this.name, this.help, type);
+    this.opens = this.labelNames.map((label, i) => `${i ? ',' : ''}${label}="`);
+  }
+
+  /** Registers the family, once a subclass is whole (a family that failed its checks is not registered). */
+  protected registerIn(registers: readonly Registry[] = []): void {
+    // prom-client's registerMetric is typed for its own classes; a registry reads only name, get() and
+    // reset() (and renderMetrics reads renderText()).
+    for (const registry of registers) registry.registerMetric(this as never);
+  }
+
+  /** Deletes one series; a series that does not exist is no error. */
+  remove(labels: LabelValues<L>): void {
+    const text = this.textOf(labels);
+    const slot = this.slots.get(text);
+    if (slot === undefined) return;
+    this.slots.delete(text);
+    this.clearSlot(slot);
+    const n = this.labelNames.length;
+    this.labelValues.fill('', slot * n, slot * n + n);
+    this.free.push(slot);
+  }
+
+  /** Deletes every series (an unlabelled family keeps its one series, at zero), as prom-client's reset. */
+  reset(): void {
+    this.slots.clear();
+    this.free = [];
+    this.labelValues = [];
+    this.used = 0;
+    this.capacity = 0;
+    this.resize(0);
+    if (this.labelNames.length === 0) this.slotFor({} as LabelValues<L>);
+  }
+
+  /** The series and their samples in prom-client's shape: `registry.getMetricsAsJSON()` and tests read it. */
+  async get(): Promise<FamilySnapshot> {
+    const values: SampleValue[] = [];
+    for (const slot of this.slots.values()) this.samplesOf(slot, this.labelsOf(slot), values);
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  renderText(): string {
+    const lines = [this.header];
+    for (const [text, slot] of this.slots) this.renderSeries(text, slot, lines);
+    return lines.join('\n');
+  }
+
+  /**
+   * The slot of a series, made (at zero) when it does not exist yet. Making one may replace the typed
+   * arrays (they grow by doubling and never shrink): read them after this call, not before.
+   */
+  protected slotFor(labels: LabelValues<L>): number {
+    const text = this.textOf(labels);
+    const slot = this.slots.get(text);
+    return slot === undefined ? this.add(text, labels) : slot;
+  }
+
+  /** The typed arrays of a subclass, grown (or, at 0, emptied) to `capacity` slots, values kept. */
+  protected abstract resize(capacity: number): void;
+  /** Zeroes the numbers of a slot, before it is reused. */
+  protected abstract clearSlot(slot: number): void;
+  /**
+   * Appends the sample lines of one series, one string per line or several lines in one string (joined by
+   * newlines, no trailing one); `text` is its label text ('' without labels).
+   */
+  protected abstract renderSeries(text: string, slot: number, lines: string[]): void;
+  /** Appends the samples of one series for `get()`. */
+  protected abstract samplesOf(slot: number, labels: Record<string, string>, into: SampleValue[]): void;
+
+  private textOf(labels: LabelValues<L>): string {
+    const names = this.labelNames;
+    let text = '';
+    let given = 0;
+    for (const _ in labels) given++;
+    for (let i = 0; i < names.length; i++) {
+      const value = labels[names[i]!];
+      if (value === undefined) throw new TypeError(`metric ${this.name}: label "${names[i]}" is missing`);
+      text += `${this.opens[i]}${escapeLabelValue(typeof value === 'string' ? value : String(value))}"`;
+    }
+    if (given !== names.length) {
+      throw new TypeError(`metric ${this.name}: labels other than ${names.join(', ') || '(none)'} given`);
+    }
+    return text;
+  }
+
+  private add(text: string, labels: LabelValues<L>): number {
+    let slot = this.free.pop();
+    if (slot === undefined) {
+      slot = this.used++;
+      if (slot >= this.capacity) {
+        this.capacity = Math.max(INITIAL_CAPACITY, this.capacity * 2);
+        this.resize(this.capacity);
+      }
+    }
+    const n = this.labelNames.length;
+    for (let i = 0; i < n; i++) this.labelValues[slot * n + i] = String(labels[this.labelNames[i]!]);
+    this.slots.set(text, slot);
+    return slot;
+  }
+
+  private labelsOf(slot: number): Record<string, string> {
+    const n = this.labelNames.length;
+    const labels: Record<string, string> = {};
+    for (let i = 0; i < n; i++) labels[this.labelNames[i]!] = this.labelValues[slot * n + i]!;
+    return labels;
+  }
+}
+
+/** A copy of `from` with room for `length` numbers (an empty array at 0). */
+export function grown(from: Float64Array, length: number): Float64Array<ArrayBuffer> {
+  const to = new Float64Array(length);
+  if (length > 0) to.set(from.subarray(0, Math.min(from.length, length)));
+  return to;
+}

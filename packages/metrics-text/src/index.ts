@@ -1,0 +1,11 @@
+/**
+ * @agent/metrics-text — labelled counters, gauges and histograms whose scrape stays cheap at tens of
+ * thousands of series: label text escaped once per series, numbers in typed arrays, exposition text
+ * written directly. They register in a prom-client `Registry` like its own metrics; `renderMetrics`
+ * renders such a registry.
+ */
+export { TextCounter } from './counter.js';
+export { TextGauge } from './gauge.js';
+export { TextHistogram, type HistogramOptions } from './histogram.js';
+export { renderMetrics } from './render.js';
+export type { FamilyOptions, FamilySnapshot, LabelValues, RendersText, SampleValue } from './family.js';

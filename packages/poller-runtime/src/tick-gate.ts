@@ -1,0 +1,46 @@
+/**
+ * At most N scheduled ticks at once in this process; the others wait their turn in order. Jobs created
+ * together (10,000 feeds at a first start) otherwise start 10,000 fetches in one burst: memory peaks, and
+ * the admin and metrics listeners wait behind them. A tick waiting here is late, never skipped.
+ */
+export interface TickGate {
+  /** Resolves with the function that gives the slot back (call it exactly once). */
+  enter(): Promise<() => void>;
+  /** Ticks running now. */
+  running(): number;
+  /** Ticks waiting for a slot. */
+  waiting(): number;
+}
+
+/** `limit` is read at each decision, so a reloaded setting applies to the next tick. */
+export function createTickGate(limit: () => number): TickGate {
+  let running = 0;
+  const queue: (() => void)[] = [];
+  const leave = () => {
+    running--;
+    admit();
+  };
+  const admit = () => {
+    while (queue.length > 0 && running < Math.max(1, limit())) {
+      running++;
+      queue.shift()!();
+    }
+  };
+  return {
+    enter() {
+      return new Promise<() => void>((resolve) => {
+        let left = false;
+        queue.push(() =>
+          resolve(() => {
+            if (left) return;
+            left = true;
+            leave();
+          }),
+        );
+        admit();
+      });
+    },
+    running: () => running,
+    waiting: () => queue.length,
+  };
+}
