@@ -24,7 +24,7 @@ import {
 } from '@agent/cluster';
 import { loadConfig, type LoadOptions, type LoadResult } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
-import { createPool, type Pool } from '@agent/pg';
+import { createPool, POOL_DEFAULTS, type Pool } from '@agent/pg';
 import type { ClusterRunnerOptions, Runner } from '@agent/poller-runtime';
 import { createPostgresStateStore, type ClaimingStore } from '@agent/poller-runtime/postgres';
 import type { Registry } from 'prom-client';
@@ -62,6 +62,17 @@ export interface JoinOptions {
   ticksInFlight?: () => number;
 }
 
+/**
+ * How long the server keeps a session of this daemon idle inside a transaction: two thirds of the failover
+ * window, at most the pool's default. A stopped or cut-off daemon's open transaction keeps its row locks,
+ * and a locked job row can be neither broken nor claimed: its takeover would wait for this timeout instead
+ * of the window. Its last statement came less than one heartbeat interval (at most a third of the window)
+ * after its last heartbeat, so its session ends before the others may declare it dead.
+ */
+export function idleInTransactionTimeoutMs(heartbeat: ClusterSettings['heartbeat']): number {
+  return Math.min(POOL_DEFAULTS.idleInTransactionTimeoutMs, Math.floor((2 * heartbeat.staleAfterMs) / 3));
+}
+
 async function joinCluster(o: JoinOptions): Promise<ClusterNode> {
   const { settings, logger } = o;
   const log = logger.child({ component: 'cluster' });
@@ -70,6 +81,7 @@ async function joinCluster(o: JoinOptions): Promise<ClusterNode> {
     url,
     applicationName: `agent ${settings.daemonId}`,
     max: poolMax,
+    idleInTransactionTimeoutMs: idleInTransactionTimeoutMs(settings.heartbeat),
     onIdleError: (err) => log.warn('postgres session failed while idle', { err: err.message }),
   });
   const warn = (what: string) => (err: Error) => log.warn(what, { err: err.message });
@@ -271,14 +283,22 @@ export async function clusterPollerStore(
     follow(runner) {
       runner.exportJobGauges(node.leader.isLeader());
       const offLeader = node.leader.onChange((mine) => runner.exportJobGauges(mine));
-      const offStale = node.membership.onStaleMembers((members) => {
-        for (const m of members)
-          void store.breakLeasesOf(m.holderId).then((jobs) => {
+      const breakLeasesOf = (holderId: string): void =>
+        void store
+          .breakLeasesOf(holderId)
+          .then((jobs) => {
             if (jobs.length === 0) return;
             runner.wake();
             hints.announce({ jobIds: jobs, dueAt: null });
-          });
+          })
+          .catch(() => {});
+      const offStale = node.membership.onStaleMembers((members) => {
+        for (const m of members) breakLeasesOf(m.holderId);
       });
+      // This daemon's previous incarnation (crashed, say): its row is ours now, so no other member will
+      // ever see it stale and break the leases it held. Without this, they would wait out their TTL.
+      const replaced = node.membership.replacedHolderId;
+      if (replaced !== null) breakLeasesOf(replaced);
       const offDesired = node.membership.onTrustChange((trusted) => {
         if (trusted) runner.wake();
       });

@@ -75,13 +75,19 @@ export interface JoinInput {
   staleAfterMs: number;
 }
 
+/** A join: refused (another incarnation is live in the row), or taken, from `previous` when there was one. */
+export type JoinResult = { joined: false } | { joined: true; previous: string | null };
+
 /**
  * Takes the row of `daemonId` unless another incarnation is live in it (two daemons configured with one
- * id). Returns false in that case.
+ * id). `previous` is the incarnation whose row was taken (it crashed or left): once its row is ours, nobody
+ * else can see that incarnation go stale, so its leases are ours to break.
  */
-export async function joinRow(db: Queryable, schema: string, m: JoinInput): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `INSERT INTO ${schema}.cluster_member
+export async function joinRow(db: Queryable, schema: string, m: JoinInput): Promise<JoinResult> {
+  const { rows } = await db.query<{ previous: string | null }>(
+    `WITH prev AS (
+       SELECT incarnation FROM ${schema}.cluster_member WHERE daemon_id = $1 AND incarnation <> $2)
+     INSERT INTO ${schema}.cluster_member
        (daemon_id, incarnation, host, pid, version, started_at, seen_at)
      VALUES ($1, $2, $3, $4, $5, now(), now())
      ON CONFLICT (daemon_id) DO UPDATE SET
@@ -90,10 +96,12 @@ export async function joinRow(db: Queryable, schema: string, m: JoinInput): Prom
        applied_config_version = NULL, applied_config_hash = NULL, ticks_in_flight = 0
      WHERE cluster_member.incarnation = EXCLUDED.incarnation
         OR cluster_member.left_at IS NOT NULL
-        OR cluster_member.seen_at < now() - make_interval(secs => $6 / 1000.0)`,
+        OR cluster_member.seen_at < now() - make_interval(secs => $6 / 1000.0)
+     RETURNING (SELECT incarnation FROM prev) AS previous`,
     [m.daemonId, m.incarnation, m.host, m.pid, m.version, m.staleAfterMs],
   );
-  return rowCount === 1;
+  const row = rows[0];
+  return row ? { joined: true, previous: row.previous } : { joined: false };
 }
 
 /** One heartbeat: null when the row is no longer ours; else the cluster's desired config version. */

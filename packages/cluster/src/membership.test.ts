@@ -102,6 +102,31 @@ describe('membership', () => {
     await member('b').start();
   });
 
+  it('a restart takes over the row of its crashed incarnation and names it, which the others never see stale', async () => {
+    const link = await cuttableLink(db.url);
+    const a1 = member('a', { pool: db.openPool({ url: link.url, connectTimeoutMs: 300, max: 1 }) });
+    await a1.start();
+    expect(a1.replacedHolderId).toBeNull();
+    // a1 dies without leaving: no heartbeat, no left row.
+    await link.cut();
+    await new Promise((r) => setTimeout(r, FAST.staleAfterMs + 200));
+    const a2 = member('a');
+    await a2.start();
+    expect(a2.replacedHolderId).toBe(a1.holderId);
+    // Once a2 holds the row, no other member can report a1 stale: breaking a1's leases falls to a2.
+    const b = member('b');
+    const stale: string[] = [];
+    b.onStaleMembers((ms) => stale.push(...ms.map((m) => m.holderId)));
+    await b.start();
+    await b.heartbeat();
+    expect(stale).toEqual([]);
+    // A start after a graceful stop names the incarnation that left.
+    await a2.stop();
+    const a3 = member('a');
+    await a3.start();
+    expect(a3.replacedHolderId).toBe(a2.holderId);
+  });
+
   it('a second live daemon with the same id is refused', async () => {
     await member('a').start();
     await expect(member('a').start()).rejects.toThrow(/CLUSTER_DUPLICATE_ID/);

@@ -47,6 +47,12 @@ export interface Membership {
   readonly incarnation: string;
   /** `<daemon_id>#<incarnation>`: the holder id of this daemon's leases. */
   readonly holderId: string;
+  /**
+   * After `start`: the holder id of the previous incarnation of this daemon id, whose row this start took
+   * over (it crashed, or stopped), or null. The others never see that incarnation go stale (the row now
+   * shows this one), so breaking the leases it may still hold falls to this daemon.
+   */
+  readonly replacedHolderId: string | null;
   /** Joins (first heartbeat) and starts beating. Throws CLUSTER_DUPLICATE_ID or the database's error. */
   start(): Promise<void>;
   /** Stops beating and marks the row as left, so nobody waits out the window for us. */
@@ -79,6 +85,7 @@ export function createMembership(o: MembershipOptions): Membership {
   const desired = new Listeners<number>();
   let isTrusted = false;
   let applied = 0;
+  let replaced: string | null = null;
   let loop: Repeater | undefined;
   const report = (err: unknown) => o.onError?.(err instanceof Error ? err : new Error(String(err)));
   const setTrusted = (value: boolean): void => {
@@ -110,6 +117,9 @@ export function createMembership(o: MembershipOptions): Membership {
     daemonId: o.daemonId,
     incarnation,
     holderId,
+    get replacedHolderId() {
+      return replaced;
+    },
     async start() {
       const startedAt = monotonicMs();
       const joined = await joinRow(o.pool, schema, {
@@ -120,11 +130,12 @@ export function createMembership(o: MembershipOptions): Membership {
         version: o.version,
         staleAfterMs: o.staleAfterMs,
       });
-      if (!joined)
+      if (!joined.joined)
         throw new ClusterError(
           'CLUSTER_DUPLICATE_ID',
           `another live daemon uses daemon_id "${o.daemonId}"; give each host its own daemon_id in cluster.yaml`,
         );
+      replaced = joined.previous === null ? null : holderIdOf(o.daemonId, joined.previous);
       window.extend(startedAt);
       setTrusted(window.valid());
       loop = repeat(o.intervalMs, beat);

@@ -38,6 +38,21 @@ describe('pool', () => {
     expect(rows).toEqual([{ v: 1 }]);
   });
 
+  it('a transaction whose session the server ends while its work waits fails; nothing is thrown uncaught', async () => {
+    // The session ends between two statements (here the idle-in-transaction timeout; a server restart does
+    // the same): the client emits 'error' with no query running, which must reach inTransaction, not the process.
+    const pool = db.openPool({ idleInTransactionTimeoutMs: 200, max: 1 });
+    await expect(
+      inTransaction(pool, async (c) => {
+        await c.query('SELECT 1');
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        await c.query('SELECT 2');
+      }),
+    ).rejects.toThrow(/terminat|not queryable/i);
+    // The broken session was discarded: the next transaction gets a working one.
+    expect(await inTransaction(pool, async (c) => (await c.query('SELECT 3 AS n')).rows[0].n)).toBe(3);
+  });
+
   it('an idle session held open in a transaction is ended by the server', async () => {
     const pool = db.openPool({ idleInTransactionTimeoutMs: 200 });
     const client = await pool.connect();

@@ -69,7 +69,8 @@ export type Queryable = pg.Pool | pg.PoolClient;
 
 /**
  * Runs `work` in one transaction on one session: COMMIT when it resolves, ROLLBACK when it throws. A session
- * whose ROLLBACK failed is discarded, not returned to the pool.
+ * that failed (ended by the server, a broken link) or whose ROLLBACK failed is discarded, not returned to the
+ * pool.
  */
 export async function inTransaction<T>(
   pool: pg.Pool,
@@ -77,6 +78,13 @@ export async function inTransaction<T>(
 ): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
+  // The pool listens for a session's errors only while it is idle in the pool. Checked out, a session that
+  // fails between two statements (a server restart) emits 'error', which without a listener ends the process;
+  // here it only marks the session broken, and the next statement of `work` fails.
+  const onError = (err: Error): void => {
+    broken ??= err;
+  };
+  client.on('error', onError);
   try {
     await client.query('BEGIN');
     const result = await work(client);
@@ -88,6 +96,7 @@ export async function inTransaction<T>(
     });
     throw err;
   } finally {
+    client.removeListener('error', onError);
     client.release(broken);
   }
 }

@@ -90,6 +90,7 @@ function clusterParts(options: RunnerOptions, cluster: ClusterRunnerOptions) {
     logger: env.logger,
     holderId: options.holderId,
     trusted: cluster.trusted,
+    stopped,
   };
   const announce = announcerOf(cluster, env.logger);
   const clusterMetrics = createClusterMetrics(options.metrics);

@@ -18,6 +18,8 @@ export interface LeaseDeps {
   holderId: string;
   /** Cluster mode: false while this daemon could not heartbeat (it may be presumed dead): no sends. */
   trusted?(): boolean;
+  /** True once the runner stops: a failed release is no longer retried. */
+  stopped?(): boolean;
 }
 
 /** A granted lease: the writer of a scheduled tick. */
@@ -111,10 +113,40 @@ export function leaseSession(
     },
     async end() {
       if (renewTimer !== null) clock.clearTimer(renewTimer);
-      if (!released) await store.releaseLease(jobId, fence).catch(() => {});
+      if (released) return;
+      await store.releaseLease(jobId, fence).catch(() => {
+        deps.logger.warn('poller lease not released: the store failed; retrying until it answers', {
+          job_id: jobId,
+          epoch: fence.epoch,
+        });
+        releaseLater(deps, jobId, fence, trustedUntil + margin);
+      });
     },
   };
   return session;
+}
+
+/** A failed release is tried again after 1 s, then twice as long each time, at most 30 s apart. */
+const RELEASE_RETRY_FIRST_MS = 1000;
+const RELEASE_RETRY_MAX_MS = 30_000;
+
+/**
+ * Releases a lease whose release failed (the store was away at the end of the tick), in the background,
+ * until it goes through, the runner stops, or the lease has run out by itself (`until`, monotonic). Left
+ * held, it would stop the job until its TTL: in cluster mode only a due row is claimed, and a held row is
+ * due at its expiry. The release is fenced, so a late one never touches a newer holder's lease.
+ */
+function releaseLater(deps: LeaseDeps, jobId: string, fence: Fence, until: number): void {
+  const { store, clock } = deps;
+  let wait = RELEASE_RETRY_FIRST_MS;
+  const attempt = async (): Promise<void> => {
+    if (deps.stopped?.() || monotonicNow(clock) >= until) return;
+    await store.releaseLease(jobId, fence).catch(() => {
+      wait = Math.min(2 * wait, RELEASE_RETRY_MAX_MS);
+      clock.setTimer(attempt, wait);
+    });
+  };
+  clock.setTimer(attempt, wait);
 }
 
 /** At start: a lease still held by a dead process is taken over now, not when its TTL runs out. */

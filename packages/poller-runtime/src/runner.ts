@@ -32,7 +32,7 @@ export function createRunner(options: RunnerOptions): Runner {
   let stopped = false;
   let started = false;
   const isStopped = () => stopped;
-  const lease: LeaseDeps = { store, clock, metrics, logger, holderId: options.holderId };
+  const lease: LeaseDeps = { store, clock, metrics, logger, holderId: options.holderId, stopped: isStopped };
   const gate = createTickGate(() => env.settings().max_concurrent_ticks);
   const scheduler = createScheduler({
     clock,

@@ -6,7 +6,12 @@ import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { sleep } from '@agent/timers';
 import { createKindRegistry, createRunner, type Clock, type DueHint } from '../src/index.js';
 import { createPostgresStateStore, type ClaimingStore } from '../src/postgres.js';
-import { createTestDispatcher, createTestSnapshot, type TestJobSpec } from '../src/testing.js';
+import {
+  createTestDispatcher,
+  createTestSnapshot,
+  type TestJobSpec,
+  type TestSnapshotOptions,
+} from '../src/testing.js';
 import { job, scriptedKind } from './helpers.js';
 
 export interface ClusterNodeOptions {
@@ -18,6 +23,10 @@ export interface ClusterNodeOptions {
   clock?: Clock;
   pollMaxMs?: number;
   maxConcurrentTicks?: number;
+  /** `pollers.yaml` settings over the defaults (jitter 0). */
+  settings?: TestSnapshotOptions['settings'];
+  /** Wraps the store the runner uses (a store that fails on demand, say). */
+  wrapStore?: (store: ClaimingStore) => ClaimingStore;
   announceDue?: (hint: DueHint) => void;
 }
 
@@ -47,12 +56,13 @@ export function clusterPerTest() {
 
   return async function node(o: ClusterNodeOptions) {
     const s = await schema();
-    const store: ClaimingStore = await createPostgresStateStore({ pool: s.openPool(), schema: s.schema });
+    const real = await createPostgresStateStore({ pool: s.openPool(), schema: s.schema });
+    const store: ClaimingStore = o.wrapStore ? o.wrapStore(real) : real;
     const kind = o.kind ?? scriptedKind();
     const dispatcher = createTestDispatcher();
     const metrics = new Registry();
     const logger = createMemoryLogger();
-    const snapshot = createTestSnapshot({ jobs: o.jobs, settings: { default_jitter_ms: 0 } });
+    const snapshot = createTestSnapshot({ jobs: o.jobs, settings: { default_jitter_ms: 0, ...o.settings } });
     const runner = createRunner({
       snapshot,
       registry: createKindRegistry([kind.kind]),

@@ -2,7 +2,7 @@
 // invariant it breaks.
 import { describe, expect, it } from 'vitest';
 import { checkHistory, formatReport, type CheckParams } from './checker.js';
-import type { History, LeaseGrant } from './history.js';
+import type { History, LeaseGrant, ReloadProbe } from './history.js';
 
 const T = 1_700_000_000_000;
 const P: CheckParams = { intervalMs: 2000, jitterMs: 0, ttlMs: 3000, heartbeatWindowMs: 15_000 };
@@ -26,6 +26,8 @@ function clean(): History {
         grantedAt,
         dueAt: grantedAt - 100,
         releasedAt: grantedAt + 800,
+        slotAt: grantedAt - 100,
+        ran: { status: 'ok', nextRunAt: grantedAt + 1900 },
       });
     }
   }
@@ -37,6 +39,8 @@ function clean(): History {
     grants,
     faults: [],
     logs: [],
+    reloads: [],
+    skews: [],
     quietFrom: T + 18_000,
     endedAt: T + 21_000,
   };
@@ -80,9 +84,15 @@ function dropGrants(h: History, drop: (g: LeaseGrant) => boolean): void {
 const grantAt = (h: History, jobId: string, t: number): LeaseGrant =>
   h.grants.find((g) => g.jobId === jobId && g.grantedAt === T + t)!;
 
+/** The tick of this grant never ended: its holder died or was cut off. */
+function cutOff(g: LeaseGrant): void {
+  delete g.releasedAt;
+  delete g.ran;
+}
+
 /** Daemon a is killed at T+6.1 s while it holds j0's tick of T+6 s; b takes j0 over at T+8 s. */
 function killOfHolder(h: History): void {
-  delete grantAt(h, 'j0', 6000).releasedAt;
+  cutOff(grantAt(h, 'j0', 6000));
   h.faults.push({ kind: 'kill', daemonId: 'a', startedAt: T + 6100, healedAt: T + 8000 });
 }
 
@@ -153,7 +163,7 @@ const cases: [string, (h: History) => void, string[]][] = [
   [
     'a pause of a holder whose tick never logged losing its lease',
     (h) => (
-      delete grantAt(h, 'j0', 6000).releasedAt,
+      cutOff(grantAt(h, 'j0', 6000)),
       h.faults.push({ kind: 'pause', daemonId: 'a', startedAt: T + 6100, healedAt: T + 12_100 }),
       void h.logs.push({ daemonId: 'a', at: T + 12_200, msg: 'poller items delivered' })
     ),
@@ -162,7 +172,7 @@ const cases: [string, (h: History) => void, string[]][] = [
   [
     'a pause of a holder whose tick logged losing its lease',
     (h) => (
-      delete grantAt(h, 'j0', 6000).releasedAt,
+      cutOff(grantAt(h, 'j0', 6000)),
       h.faults.push({ kind: 'pause', daemonId: 'a', startedAt: T + 6100, healedAt: T + 12_100 }),
       void h.logs.push({
         daemonId: 'a',
@@ -173,8 +183,34 @@ const cases: [string, (h: History) => void, string[]][] = [
     [],
   ],
   [
+    // Its tick at the first pause was broken then; at the second it holds nothing, so it has nothing to lose.
+    'a second pause of a daemon whose grant was broken at the first',
+    (h) => {
+      const g = grantAt(h, 'j0', 6000);
+      cutOff(g);
+      Object.assign(g, { endedAt: T + 9200, endedHow: 'broken' });
+      h.faults.push(
+        { kind: 'pause', daemonId: 'a', startedAt: T + 6100, healedAt: T + 12_100 },
+        { kind: 'pause', daemonId: 'a', startedAt: T + 15_000, healedAt: T + 15_500 },
+      );
+      h.logs.push({
+        daemonId: 'a',
+        at: T + 12_200,
+        msg: 'poller tick lost its lease; its writes are discarded',
+      });
+    },
+    [],
+  ],
+  [
     'a kill whose held job is taken over late',
-    (h) => (killOfHolder(h), void (grantAt(h, 'j0', 8000).grantedAt = T + 12_200)),
+    (h) => (
+      killOfHolder(h),
+      void Object.assign(grantAt(h, 'j0', 8000), {
+        grantedAt: T + 12_200,
+        slotAt: T + 12_100,
+        ran: { status: 'ok', nextRunAt: T + 14_100 },
+      })
+    ),
     ['J4'],
   ],
   [
@@ -183,6 +219,17 @@ const cases: [string, (h: History) => void, string[]][] = [
     ['J4', 'J5'],
   ],
   ['ticks late outside faults', (h) => void h.grants.forEach((g) => (g.dueAt = g.grantedAt - 2500)), ['J4']],
+  [
+    // The takeover's claim sees the slot the dead holder was running, due before the fault; the job became
+    // claimable only when the lease was broken. That wait is the takeover's (J4 above), not lateness.
+    'a takeover of a slot due before the fault, claimed right after the break',
+    (h) => {
+      killOfHolder(h);
+      Object.assign(grantAt(h, 'j0', 6000), { endedAt: T + 7950, endedHow: 'broken' });
+      grantAt(h, 'j0', 8000).dueAt = T + 5900;
+    },
+    [],
+  ],
   [
     'a gap between two tick starts beyond the bound',
     (h) => dropGrants(h, (g) => g.jobId === 'j1' && g.grantedAt > T + 4000 && g.grantedAt < T + 14_000),
@@ -198,11 +245,136 @@ const cases: [string, (h: History) => void, string[]][] = [
   ],
   ['a job that stops ticking before the end', (h) => void (h.endedAt = T + 29_000), ['J5']],
   [
+    'a job that stops ticking at a db-restart and never again',
+    (h) => (
+      (h.endedAt = T + 29_000),
+      dropGrants(h, (g) => g.jobId === 'j1' && g.grantedAt > T + 4000),
+      void h.faults.push({ kind: 'db-restart', startedAt: T + 7000, healedAt: T + 7500 })
+    ),
+    ['J5'],
+  ],
+  [
     'a tick granted before its due time',
     (h) => void (h.grants[5]!.dueAt = h.grants[5]!.grantedAt + 1),
     ['J8'],
   ],
+  [
+    // The daemon stamps `delivered_at` with its database-corrected clock, a few ms off at best.
+    'an audited write stamped after the release by a daemon clock ahead, written before it by the database',
+    (h) => {
+      const g = grantAt(h, 'j0', 2000);
+      h.audit[0]!.deliveredAt = g.releasedAt! + 40;
+      h.audit[0]!.writtenAt = g.releasedAt!;
+    },
+    [],
+  ],
+  [
+    'an audited write the database wrote after the release',
+    (h) => void (h.audit[0]!.writtenAt = grantAt(h, 'j0', 2000).releasedAt! + 1),
+    ['J3'],
+  ],
+  [
+    'an audited write accepted while its epoch did not hold the lease',
+    (h) => void (h.audit[2]!.leaseHeld = false),
+    ['J3'],
+  ],
+  [
+    'an audited write after its epoch was broken (its holder declared dead)',
+    (h) => {
+      const g = grantAt(h, 'j0', 2000);
+      cutOff(g);
+      Object.assign(g, { endedAt: g.grantedAt + 300, endedHow: 'broken' });
+      h.audit[0]!.deliveredAt = g.grantedAt + 301;
+    },
+    ['J3'],
+  ],
+  [
+    // A host clock 90 s behind, used uncorrected: the next run lands in the past and the slot runs again.
+    'a tick that planned its next run before its own start, and the slot that ran twice',
+    (h) => {
+      const g = grantAt(h, 'j1', 8000);
+      g.ran!.nextRunAt = g.grantedAt - 88_000;
+      grantAt(h, 'j1', 10_000).slotAt = g.slotAt!;
+    },
+    ['J8'],
+  ],
+  [
+    'a slot run again after a tick that did not succeed',
+    (h) => {
+      grantAt(h, 'j1', 8000).ran!.status = 'transient';
+      grantAt(h, 'j1', 10_000).slotAt = grantAt(h, 'j1', 8000).slotAt!;
+    },
+    [],
+  ],
+  [
+    'a slot run again after a tick cut off by a kill (a takeover)',
+    (h) => (killOfHolder(h), void (grantAt(h, 'j0', 8000).slotAt = grantAt(h, 'j0', 6000).slotAt!)),
+    [],
+  ],
+  [
+    'a skewed daemon that measured its skew',
+    (h) => void h.skews.push({ daemonId: 'b', skewSecs: 90, measuredSecs: -89.6 }),
+    [],
+  ],
+  [
+    'a skewed daemon that measured no skew, and one that measured the wrong one',
+    (h) =>
+      void h.skews.push(
+        { daemonId: 'b', skewSecs: -90 },
+        { daemonId: 'c', skewSecs: -90, measuredSecs: -90 },
+      ),
+    ['J8'],
+  ],
+  [
+    'a reload during a NATS partition that names the cut-off daemon, which converges after the heal',
+    (h) => void h.reloads.push(reload({ convergedAt: T + 15_000 })),
+    [],
+  ],
+  [
+    'a reload during a NATS partition that exits 0',
+    (h) => void h.reloads.push(reload({ exitCode: 0 })),
+    ['J7'],
+  ],
+  [
+    'a reload that does not name the cut-off daemon',
+    (h) => void h.reloads.push(reload({ output: 'daemons 2/3 answered:\n  ✗ b: no ack within 5 s\n' })),
+    ['J7'],
+  ],
+  [
+    'a cut-off daemon that converges more than 10 s after the heal, or never',
+    (h) => void h.reloads.push(reload({ convergedAt: T + 20_001 }), reload({ convergedAt: undefined })),
+    ['J7'],
+  ],
+  [
+    'a lease held at the end by no live daemon',
+    (h) => void (h.endState = { orphanLeases: [{ jobId: 'j0', holder: 'a#0' }], idleInTransaction: [] }),
+    ['J9'],
+  ],
+  [
+    'a session idle in a transaction at the end',
+    (h) =>
+      void (h.endState = {
+        orphanLeases: [],
+        idleInTransaction: ['daemon b idle in transaction for 20000 ms'],
+      }),
+    ['J9'],
+  ],
 ];
+
+/** `agent reload` during a NATS partition of daemon c, healed at T+10 s, converged 1 s later. */
+function reload(o: Partial<ReloadProbe>): ReloadProbe {
+  return {
+    daemonId: 'c',
+    at: T + 6000,
+    exitCode: 3,
+    output:
+      'daemons 2/3 answered:\n  ✓ a (h): config v2 hash 9f3c1a2b\n  ✓ b (h): config v2 hash 9f3c1a2b\n  ✗ c: no ack within 5 s (last heartbeat 0 s ago)\n',
+    pushedVersion: 2,
+    healedAt: T + 10_000,
+    convergedAt: T + 11_000,
+    ...o,
+  };
+}
 
 describe('history checker', () => {
   it.each(cases)('%s', (_name, mutate, failing) => {

@@ -1,7 +1,9 @@
-// The history checker of the cluster fault harness: the invariants J1-J5 and J8 of the design, as pure
+// The history checker of the cluster fault harness: the invariants J1-J5 and J7-J9 of the design, as pure
 // functions of a merged history (history.ts). A run passes when `violations` is empty.
+import { checkClock } from './checks-clock.js';
+import { checkHygiene, checkReloads } from './checks-control.js';
 import { checkDuplicates, checkLost, type CheckParams, type Violation } from './checks-delivery.js';
-import { checkFencing, checkNoEarlyTick, checkSlotCoverage, checkTakeover } from './checks-lease.js';
+import { checkFencing, checkSlotCoverage, checkTakeover } from './checks-lease.js';
 import type { History } from './history.js';
 
 export type { CheckParams } from './checks-delivery.js';
@@ -34,7 +36,9 @@ export function checkHistory(h: History, p: CheckParams): CheckResult {
     ...checkFencing(h),
     ...takeover.violations,
     ...checkSlotCoverage(h, p),
-    ...checkNoEarlyTick(h),
+    ...checkReloads(h),
+    ...checkClock(h),
+    ...checkHygiene(h),
   ];
   return {
     ok: violations.length === 0,

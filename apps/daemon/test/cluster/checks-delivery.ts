@@ -1,8 +1,8 @@
 // J1 (no lost item) and J2 (every duplicate attributable to one fault) over a history.
-import { daemonOf, type History, type LeaseGrant } from './history.js';
+import { daemonOf, grantEnd, type History, type LeaseGrant } from './history.js';
 import type { AppliedFault } from './nemesis-run.js';
 
-type Invariant = 'J1' | 'J2' | 'J3' | 'J4' | 'J5' | 'J8';
+type Invariant = 'J1' | 'J2' | 'J3' | 'J4' | 'J5' | 'J7' | 'J8' | 'J9';
 
 export interface Violation {
   invariant: Invariant;
@@ -56,7 +56,7 @@ function heldAt(grants: readonly LeaseGrant[], jobId: string, f: AppliedFault): 
     (g) =>
       g.jobId === jobId &&
       g.grantedAt <= f.startedAt &&
-      (g.releasedAt === undefined || g.releasedAt > f.startedAt) &&
+      (grantEnd(g) === undefined || grantEnd(g)! > f.startedAt) &&
       (f.daemonId === undefined || daemonOf(g.holder) === f.daemonId),
   );
 }

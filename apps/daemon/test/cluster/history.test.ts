@@ -59,6 +59,11 @@ describe('history', () => {
       { seq: 3, jobId: 'j', itemId: 'j/000001', leaseEpoch: 11, holder: 'a#1', deliveredAt: 4000 },
       { seq: 7, jobId: 'j', itemId: 'j/000002', leaseEpoch: 12, holder: 'b', deliveredAt: 5000 },
     ]);
+    expect(auditFromRows([{ ...rows[1], written_at: new Date(3990), lease_held: false }])[0]).toMatchObject({
+      deliveredAt: 4000,
+      writtenAt: 3990,
+      leaseHeld: false,
+    });
     expect(() => auditFromRows([{ ...rows[0], lease_epoch: 'x' }])).toThrow(
       /lease_epoch is not a number or time: x/,
     );

@@ -135,28 +135,35 @@ describe('nemesis effects', () => {
 });
 
 describe('skewed clock', () => {
-  it.each([90, -90])('faketime shifts Date by %i s while timers keep monotonic time', async (skew) => {
-    const cmd = skewedCommand(
-      process.execPath,
-      [
-        '-e',
-        'const t0 = performance.now(); const w = Date.now(); setTimeout(() => console.log(w, Math.round(performance.now() - t0)), 200)',
-      ],
-      skew,
-    );
-    const before = Date.now();
-    const out = await new Promise<string>((resolve) => {
-      const c = spawn(cmd.command, cmd.args, { env: { ...process.env, ...cmd.env } });
-      let text = '';
-      c.stdout.on('data', (b: Buffer) => (text += b.toString()));
-      c.once('exit', () => resolve(text));
-    });
-    const [wall, waited] = out.trim().split(' ').map(Number);
-    expect(wall! - before).toBeGreaterThan(skew * 1000 - 5000);
-    expect(wall! - before).toBeLessThan(skew * 1000 + 5000);
-    expect(waited).toBeGreaterThanOrEqual(195);
-    expect(waited).toBeLessThan(2000);
-  });
+  it.each([90, -90])(
+    'faketime shifts Date by %i s while timers keep monotonic time, in the process signalled',
+    async (skew) => {
+      const cmd = skewedCommand(
+        process.execPath,
+        [
+          '-e',
+          'const t0 = performance.now(); const w = Date.now(); setTimeout(() => console.log(w, Math.round(performance.now() - t0), process.pid), 200)',
+        ],
+        skew,
+      );
+      const before = Date.now();
+      let pid = 0;
+      const out = await new Promise<string>((resolve) => {
+        const c = spawn(cmd.command, cmd.args, { env: { ...process.env, ...cmd.env } });
+        pid = c.pid ?? -1;
+        let text = '';
+        c.stdout.on('data', (b: Buffer) => (text += b.toString()));
+        c.once('exit', () => resolve(text));
+      });
+      const [wall, waited, ownPid] = out.trim().split(' ').map(Number);
+      // The skewed clock runs in the spawned process itself (no wrapper in between), so signals reach it.
+      expect(ownPid).toBe(pid);
+      expect(wall! - before).toBeGreaterThan(skew * 1000 - 5000);
+      expect(wall! - before).toBeLessThan(skew * 1000 + 5000);
+      expect(waited).toBeGreaterThanOrEqual(195);
+      expect(waited).toBeLessThan(2000);
+    },
+  );
 
   it('refuses a fractional skew', () => {
     expect(() => skewedCommand('node', [], 1.5)).toThrow(/whole seconds, got 1.5/);

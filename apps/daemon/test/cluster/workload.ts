@@ -40,6 +40,8 @@ export interface FeedServerOptions {
   intervalMs: number;
   /** Job ids are `<prefix>-0000`, `<prefix>-0001`, …; default `feed`. */
   prefix?: string;
+  /** Each answer waits this long (a slow source keeps ticks in flight, where faults hit them); default 0. */
+  responseDelayMs?: number;
   now?: () => number;
 }
 
@@ -65,12 +67,16 @@ export async function createFeedServer(o: FeedServerOptions): Promise<FeedServer
       return;
     }
     requests.set(jobId, (requests.get(jobId) ?? 0) + 1);
+    // The list as it was when asked: an item published while the answer waits is in the next one.
     const items = list.map((i) => ({
       id: i.itemId,
       n: i.n,
       published_at: new Date(i.publishedAt).toISOString(),
     }));
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ items }));
+    const body = JSON.stringify({ items });
+    const answer = () => void res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    if (o.responseDelayMs) void sleep(o.responseDelayMs).then(answer);
+    else answer();
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -119,6 +125,8 @@ export interface PollersYamlOptions {
   /** Where items go: a chat_b instance's chat, as `{channel: chat_b, to: <chat id>}`. */
   deliver: { channel: string; to: string };
   jitterMs?: number;
+  /** Lease TTL = factor x interval (at least 30 s); default the product's. */
+  leaseTtlFactor?: number;
 }
 
 /** `pollers.yaml` with one `webhook_poll` job per feed; the delivered text is the item id alone. */
@@ -139,7 +147,8 @@ export function pollersYaml(feed: FeedServer, o: PollersYamlOptions): string {
       `        deliver: { channel: ${o.deliver.channel}, to: "${o.deliver.to}" }`,
     ].join('\n'),
   );
-  return `pollers:\n  default_jitter_ms: ${o.jitterMs ?? 0}\n  jobs:\n${jobs.join('\n')}\n`;
+  const factor = o.leaseTtlFactor === undefined ? '' : `  lease_ttl_factor: ${o.leaseTtlFactor}\n`;
+  return `pollers:\n  default_jitter_ms: ${o.jitterMs ?? 0}\n${factor}  jobs:\n${jobs.join('\n')}\n`;
 }
 
 /** One message the sink accepted. */
