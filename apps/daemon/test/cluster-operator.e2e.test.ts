@@ -3,9 +3,7 @@
 // end of that daemon's 30 s sleep, and a gracefully stopped daemon's in-flight job moves on the same way.
 // Cut off from NATS, the daemon's commands still work and the others' own sleep bounds the delay. Either
 // daemon lists every job of the cluster with the daemon holding it.
-import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { join } from 'node:path';
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { sleep } from '@agent/timers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -13,8 +11,10 @@ import { PASS, RESET, startFaultProxy } from './cluster/fault-proxy.js';
 import {
   baseConfig,
   daemonScope,
+  loggedTexts,
   runCli,
   SLOW_WATCHER,
+  until,
   type DaemonProcess,
   type Workdir,
 } from './harness.js';
@@ -101,23 +101,6 @@ function hosts(pollMaxMs: number, aNatsUrl?: string): { a: Workdir; b: Workdir }
   return { a, b };
 }
 
-const delivered = (w: Workdir): string[] => {
-  const f = join(w.root, 'out.jsonl');
-  if (!existsSync(f)) return [];
-  return readFileSync(f, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => (JSON.parse(l) as { text: string }).text);
-};
-
-const until = async (cond: () => boolean | Promise<boolean>, ms: number, what: string) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-};
-
 const pollers = (w: Workdir, d: DaemonProcess, ...args: string[]) =>
   runCli(w, ['pollers', ...args, '--admin-url', d.adminUrl]);
 
@@ -153,10 +136,10 @@ describe('cluster mode: due hints between daemons', () => {
     const resumed = await pollers(a, da, 'resume', 'news');
     expect(resumed.code, resumed.stderr).toBe(0);
     // A has no free slot; B hears A's hint and delivers the new item, long before its 27-33 s sleep ends.
-    await until(() => delivered(b).includes('n2'), 10_000, 'n2 delivered by host-b');
+    await until(() => loggedTexts(b).includes('n2'), 10_000, 'n2 delivered by host-b');
     expect(Date.now() - asked).toBeLessThan(10_000);
-    expect(delivered(a)).toEqual([]);
-    expect(delivered(b)).toEqual(['n2']);
+    expect(loggedTexts(a)).toEqual([]);
+    expect(loggedTexts(b)).toEqual(['n2']);
 
     // A graceful stop aborts A's tick of slow and hands the lease back: B takes the job at once.
     feeds.hold = false;
@@ -181,15 +164,15 @@ describe('cluster mode: due hints between daemons', () => {
       const resumed = await pollers(a, da, 'resume', 'news');
       expect(resumed.code, resumed.stderr).toBe(0);
       // No hint reaches B: it finds the job at its next look, at most 3.3 s (poll_max_ms + 10 %) away.
-      await until(() => delivered(b).includes('n2'), 10_000, 'n2 delivered by host-b');
+      await until(() => loggedTexts(b).includes('n2'), 10_000, 'n2 delivered by host-b');
       expect(Date.now() - asked).toBeLessThan(3300 + 3000);
 
       // Back on NATS, the hint buffered meanwhile may arrive late: it changes nothing.
       proxy.setMode(PASS);
       await da.waitFor(/msg="broker reconnected to NATS"/, 15_000);
       await sleep(500);
-      expect(delivered(b)).toEqual(['n2']);
-      expect(delivered(a)).toEqual([]);
+      expect(loggedTexts(b)).toEqual(['n2']);
+      expect(loggedTexts(a)).toEqual([]);
       for (const d of [da, dbb]) expect(d.count(/level=error/)).toBe(0);
     } finally {
       await proxy.close();

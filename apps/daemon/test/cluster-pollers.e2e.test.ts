@@ -1,13 +1,19 @@
 // Poller jobs in cluster mode through real daemons on the real PostgreSQL and NATS: two daemons share one job
 // table, every item reaches the channel once, and when one daemon is SIGKILLed the other takes its jobs over
 // within the heartbeat window (not the lease TTL) and delivers what was published meanwhile.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { sleep } from '@agent/timers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFeedServer, pollersYaml, type FeedServer } from './cluster/workload.js';
-import { baseConfig, daemonScope, runCli, SLOW_WATCHER, type Workdir } from './harness.js';
+import {
+  baseConfig,
+  daemonScope,
+  loggedTexts,
+  runCli,
+  SLOW_WATCHER,
+  until,
+  type Workdir,
+} from './harness.js';
 
 const scope = daemonScope();
 let db: ScratchSchema;
@@ -41,25 +47,6 @@ function host(id: string, withFiles: boolean): Workdir {
   return scope.workdir({ ...(withFiles ? shared : local), 'cluster.yaml': clusterYaml(id) });
 }
 
-/** What the log channel of each host wrote: the item ids (the message text is the id). */
-const delivered = (hosts: Workdir[]): string[] =>
-  hosts.flatMap((w) => {
-    const f = join(w.root, 'out.jsonl');
-    if (!existsSync(f)) return [];
-    return readFileSync(f, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => (JSON.parse(l) as { text: string }).text);
-  });
-
-const until = async (cond: () => boolean | Promise<boolean>, ms: number, what: string) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-};
-
 const counts = (ids: string[]) => {
   const m = new Map<string, number>();
   for (const id of ids) m.set(id, (m.get(id) ?? 0) + 1);
@@ -85,17 +72,17 @@ describe('cluster mode: poller jobs shared by two daemons', () => {
     await sleep(5000);
     feed.stopPublishing();
     const first = feed.published.map((p) => p.itemId);
-    await until(() => first.every((id) => delivered([a, b]).includes(id)), 15_000, 'every item delivered');
-    const once = counts(delivered([a, b]));
+    await until(() => first.every((id) => loggedTexts(a, b).includes(id)), 15_000, 'every item delivered');
+    const once = counts(loggedTexts(a, b));
     expect(
       [...once.values()].every((n) => n === 1),
       JSON.stringify([...once]),
     ).toBe(true);
     // Kill the daemon that delivered most (a claim takes up to 10 due jobs, so one daemon may hold them all).
-    const aFirst = delivered([a]).length >= delivered([b]).length;
+    const aFirst = loggedTexts(a).length >= loggedTexts(b).length;
     const [victim, survivor, survivorDaemon] = aFirst ? [da, b, dbb] : [dbb, a, da];
     const victimId = aFirst ? 'host-a' : 'host-b';
-    expect(delivered([aFirst ? a : b]).length).toBeGreaterThan(0);
+    expect(loggedTexts(aFirst ? a : b).length).toBeGreaterThan(0);
 
     // SIGKILL it: it never leaves the membership table; the other sees it stale after 3 s and breaks its leases.
     await victim.stop('SIGKILL');
@@ -107,15 +94,15 @@ describe('cluster mode: poller jobs shared by two daemons', () => {
     // Within 4 + 20 s of the kill: less than the 30 s lease TTL of these jobs, so the takeover came from the
     // stale heartbeat (3 s window), not from the leases running out.
     await until(
-      () => all.every((id) => delivered([a, b]).includes(id)),
+      () => all.every((id) => loggedTexts(a, b).includes(id)),
       20_000,
       'items published after the kill',
     );
     expect(Date.now() - killedAt).toBeLessThan(30_000);
     const after = feed.published.filter((p) => p.publishedAt >= killedAt).map((p) => p.itemId);
-    expect(after.every((id) => delivered([survivor]).includes(id))).toBe(true);
+    expect(after.every((id) => loggedTexts(survivor).includes(id))).toBe(true);
     // At most one repeat per job: the item in flight when the victim died.
-    const repeats = [...counts(delivered([a, b])).entries()].filter(([, n]) => n > 1);
+    const repeats = [...counts(loggedTexts(a, b)).entries()].filter(([, n]) => n > 1);
     expect(repeats.length).toBeLessThanOrEqual(6);
     expect(repeats.every(([, n]) => n === 2)).toBe(true);
     const held = await runCli(survivor, [

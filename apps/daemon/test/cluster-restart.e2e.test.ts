@@ -5,7 +5,7 @@ import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { sleep } from '@agent/timers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFeedServer, pollersYaml, type FeedServer } from './cluster/workload.js';
-import { baseConfig, daemonScope, runCli, SLOW_WATCHER } from './harness.js';
+import { baseConfig, daemonScope, runCli, SLOW_WATCHER, until } from './harness.js';
 
 const scope = daemonScope();
 let db: ScratchSchema;
@@ -20,14 +20,6 @@ afterEach(async () => {
 });
 
 const clusterYaml = `daemon_id: host-a\npostgres:\n  url: \${DB_URL}\n  schema: \${DB_SCHEMA}\nheartbeat:\n  interval_secs: 1\n  stale_after_secs: 3\nclaim:\n  poll_max_ms: 200\n`;
-
-const until = async (cond: () => Promise<boolean>, ms: number, what: string) => {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-};
 
 describe('cluster mode: a daemon restarted after a crash', () => {
   it('breaks the leases its crashed incarnation held, long before their 48 h TTL', async () => {

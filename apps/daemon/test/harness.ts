@@ -1,10 +1,20 @@
 // End-to-end harness: real daemon processes (the built `agent` bin) on temporary config directories.
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach } from 'vitest';
+import { sleep } from '@agent/timers';
 
 export const BIN = join(import.meta.dirname, '..', 'dist', 'bin.js');
 
@@ -257,4 +267,25 @@ export function daemonScope(): DaemonScope {
     },
   };
   return scope;
+}
+
+/** Waits until `cond` holds, looking every 100 ms; fails naming `what` after `ms`. */
+export async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** The texts the `log` channel of these work directories wrote to `out.jsonl`, in order per directory. */
+export function loggedTexts(...hosts: Workdir[]): string[] {
+  return hosts.flatMap((w) => {
+    const f = join(w.root, 'out.jsonl');
+    if (!existsSync(f)) return [];
+    return readFileSync(f, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { text: string }).text);
+  });
 }
