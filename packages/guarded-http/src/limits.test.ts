@@ -35,7 +35,12 @@ async function stream(res: ServerResponse, total: number): Promise<void> {
   for (let written = 0; written < total && !res.destroyed; written += chunk.length) {
     sent.bytes += chunk.length;
     if (!res.write(chunk)) {
-      await Promise.race([once(res, 'drain'), once(res, 'close')]);
+      // The listener of the event that did not come is removed too: a long stream would pile them up.
+      const done = new AbortController();
+      await Promise.race([
+        once(res, 'drain', { signal: done.signal }),
+        once(res, 'close', { signal: done.signal }),
+      ]).finally(() => done.abort());
     }
   }
   if (!res.destroyed) res.end();
