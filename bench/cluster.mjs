@@ -188,6 +188,9 @@ async function measure({ pool, schema, hosts, daemons, firstSpawn }) {
     (await pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE baselined`)).rows[0].n === JOBS;
   await until(baselined, 600_000, 'every job baselined', daemons);
   const baselinedS = (performance.now() - firstSpawn) / 1000;
+  // A job's second run is the first point of its own grid (a per-job phase) at least half an interval after
+  // its first: 1.5 intervals after the last baseline every job is due once per interval.
+  await sleep(INTERVAL_S * 1500);
 
   const sampler = windowSampler(
     pool,
@@ -275,8 +278,8 @@ function report({ run, pushMs, readyAllMs, pgVersion }) {
   );
   console.log(
     `backlog (sampled every second): at most ${backlog.waiting} due jobs not yet claimed, the oldest ` +
-      `${f1(backlog.oldestWaitS)} s past its slot; the slots of all ${JOBS} jobs fall within the 5 s jitter ` +
-      `of each interval (about ${f0(JOBS / 5)} due per second while they last)`,
+      `${f1(backlog.oldestWaitS)} s past its slot; the jobs' phases spread their slots over each interval ` +
+      `(about ${f0(JOBS / INTERVAL_S)} due per second)`,
   );
   console.log(
     `jobs per daemon: ${per.map((d) => d.claimed).join(' / ')}, spread ±${f1(spread * 100)} % of the mean ` +
