@@ -13,7 +13,9 @@ import {
   openaiText,
   type FakeModelServer,
 } from '@agent/model-providers/testing';
-import { createAgentRuntime, openConversationMemory, transcriptFileName } from './index.js';
+import { scratchSchema } from '@agent/pg/testing';
+import { APOLOGY_TEXT, createAgentRuntime, openConversationMemory, transcriptFileName } from './index.js';
+import { createPostgresMemory } from './postgres.js';
 import {
   agentYaml,
   binding,
@@ -200,6 +202,31 @@ describe('conversation memory', () => {
       await h.runtime.whenIdle();
     }
     expect(messagesOf(fake.requests[1]!.body).slice(1)).toEqual([{ role: 'user', content: 'two' }]);
+  });
+
+  it('fails a turn whose memory cannot be read: the apology, a logged code, nothing stored', async () => {
+    const scratch = await scratchSchema('ar');
+    cleanups.push(() => scratch.drop());
+    const pool = scratch.openPool();
+    const memory = await createPostgresMemory({ pool, schema: scratch.schema });
+    await pool.end();
+    const fake = await createFakeOpenAI();
+    cleanups.push(() => fake.close());
+    const env = createTestEnv();
+    cleanups.push(() => env.cleanup());
+    env.write('llm.yaml', `providers:\n${providerYaml('main', 'openai', fake.baseUrl, 'key-main-1')}`);
+    env.write('agents.d/a.yaml', agentYaml({ bindings: binding({ allowlist: { log: ['alice'] } }) }));
+    env.write('memory.yaml', 'enabled: true\n');
+    const h = await startRuntime(env, { memory });
+    cleanups.push(async () => {
+      await h.runtime.stop({ graceMs: 0 });
+    });
+    fake.setHandler(() => openaiText('never asked'));
+    await h.runtime.handleInbound(inbound('hello'));
+    await h.runtime.whenIdle();
+    expect(fake.requests).toHaveLength(0);
+    expect(deliveries(env).map((d) => d.text)).toEqual([APOLOGY_TEXT]);
+    expect(h.logger.find('turn failed')[0]?.fields).toMatchObject({ code: 'RUNTIME_MEMORY_FAILED' });
   });
 
   it('keeps exchanges across reopen', async () => {
