@@ -6,6 +6,8 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { AdminClusterStatus } from '@agent/admin-api';
+import type { ConversationMemory } from '@agent/agent-runtime';
+import { createPostgresMemory } from '@agent/agent-runtime/postgres';
 import type { Broker, Subscription } from '@agent/broker';
 import { CLUSTER_MEMBERS_SUBJECT, type ClusterMembersAnswer } from '@agent/cli';
 import {
@@ -311,4 +313,12 @@ export async function clusterPollerStore(
       };
     },
   };
+}
+
+/**
+ * Conversation memory in cluster mode: one table in the cluster's schema, on the cluster's pool, so that a
+ * conversation continued on another daemon sees its whole history. The caller closes it; the pool stays.
+ */
+export function clusterMemory(node: ClusterNode): Promise<ConversationMemory> {
+  return createPostgresMemory({ pool: node.pool, schema: node.settings.postgres.schema });
 }

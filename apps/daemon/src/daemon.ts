@@ -209,12 +209,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     });
     cleanups.push(() => broker.close());
 
+    // Conversation memory: in cluster mode PostgreSQL, shared by every daemon; else the runtime opens
+    // memory.yaml `path` (SQLite) itself.
+    const sharedMemory = node && first.memory.enabled ? await clusterMode!.clusterMemory(node) : null;
+    if (sharedMemory) cleanups.push(() => sharedMemory.close());
     // Agents: channels, sessions and turns. Turns read the store themselves, so a swap reaches the next turn.
     const runtime: AgentRuntime = createAgentRuntime({
       store,
       channels: builtinChannels,
       logger: logger.child({ component: 'agents' }),
       dataDir,
+      ...(sharedMemory ? { memory: sharedMemory } : {}),
     });
     const started = await runtime.start();
     for (const f of started.failed)

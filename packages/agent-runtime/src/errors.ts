@@ -27,8 +27,10 @@ export const AGENT_RUNTIME_ERROR_CODES = {
     action: 'Raise the limit or look at slow tools / model calls.',
   },
   RUNTIME_MEMORY_FAILED: {
-    meaning: 'The memory database could not be opened (thrown by `start()` and `openConversationMemory`).',
-    action: 'Fix `memory.yaml` `path` or make its directory writable.',
+    meaning:
+      'The memory database could not be opened (thrown by `start()`, `openConversationMemory` and `createPostgresMemory`), or PostgreSQL memory could not be read or written (logged with `turn failed` or `memory write failed`).',
+    action:
+      'Fix `memory.yaml` `path` or make its directory writable; in cluster mode, check that PostgreSQL answers.',
   },
 } as const satisfies Record<string, AgentRuntimeCodeInfo>;
 

@@ -13,7 +13,9 @@ import {
   openaiText,
   type FakeModelServer,
 } from '@agent/model-providers/testing';
-import { createAgentRuntime, openConversationMemory, transcriptFileName } from './index.js';
+import { scratchSchema } from '@agent/pg/testing';
+import { APOLOGY_TEXT, createAgentRuntime, openConversationMemory, transcriptFileName } from './index.js';
+import { createPostgresMemory } from './postgres.js';
 import {
   agentYaml,
   binding,
@@ -202,20 +204,42 @@ describe('conversation memory', () => {
     expect(messagesOf(fake.requests[1]!.body).slice(1)).toEqual([{ role: 'user', content: 'two' }]);
   });
 
-  it('keeps exchanges across reopen and starts history with a user message', () => {
+  it('fails a turn whose memory cannot be read: the apology, a logged code, nothing stored', async () => {
+    const scratch = await scratchSchema('ar');
+    cleanups.push(() => scratch.drop());
+    const pool = scratch.openPool();
+    const memory = await createPostgresMemory({ pool, schema: scratch.schema });
+    await pool.end();
+    const fake = await createFakeOpenAI();
+    cleanups.push(() => fake.close());
+    const env = createTestEnv();
+    cleanups.push(() => env.cleanup());
+    env.write('llm.yaml', `providers:\n${providerYaml('main', 'openai', fake.baseUrl, 'key-main-1')}`);
+    env.write('agents.d/a.yaml', agentYaml({ bindings: binding({ allowlist: { log: ['alice'] } }) }));
+    env.write('memory.yaml', 'enabled: true\n');
+    const h = await startRuntime(env, { memory });
+    cleanups.push(async () => {
+      await h.runtime.stop({ graceMs: 0 });
+    });
+    fake.setHandler(() => openaiText('never asked'));
+    await h.runtime.handleInbound(inbound('hello'));
+    await h.runtime.whenIdle();
+    expect(fake.requests).toHaveLength(0);
+    expect(deliveries(env).map((d) => d.text)).toEqual([APOLOGY_TEXT]);
+    expect(h.logger.find('turn failed')[0]?.fields).toMatchObject({ code: 'RUNTIME_MEMORY_FAILED' });
+  });
+
+  it('keeps exchanges across reopen', async () => {
     const env = createTestEnv();
     cleanups.push(() => env.cleanup());
     const path = join(env.root, 'm.db');
     const m1 = openConversationMemory(path);
-    m1.appendExchange('k', 'u1', 'a1', new Date(0));
-    m1.appendExchange('k', 'u2', 'a2', new Date(0));
-    m1.close();
+    await m1.appendExchange('k', 'u1', 'a1', new Date(0));
+    await m1.appendExchange('k', 'u2', 'a2', new Date(0));
+    await m1.close();
     const m2 = openConversationMemory(path);
     cleanups.push(() => m2.close());
-    expect(m2.history('k', 10).map((m) => m.content)).toEqual(['u1', 'a1', 'u2', 'a2']);
-    expect(m2.history('k', 3).map((m) => m.content)).toEqual(['u2', 'a2']);
-    expect(m2.history('k', 0)).toEqual([]);
-    expect(m2.history('other', 10)).toEqual([]);
+    expect((await m2.history('k', 10)).map((m) => m.content)).toEqual(['u1', 'a1', 'u2', 'a2']);
   });
 
   it('fails with RUNTIME_MEMORY_FAILED when the database cannot be opened', () => {

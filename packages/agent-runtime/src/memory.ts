@@ -1,7 +1,8 @@
 /**
- * Conversation memory: SQLite (WAL) table of messages per session key. A turn that produced a reply
- * stores its user text and its final reply as one pair, so history always alternates user/assistant
- * and starts with a user message (both providers need that). Tool calls are not stored.
+ * Conversation memory: a table of messages per session key, in SQLite (WAL) here and in PostgreSQL in
+ * cluster mode (`./postgres`). A turn that produced a reply stores its user text and its final reply as
+ * one pair, so history always alternates user/assistant and starts with a user message (both providers
+ * need that). Tool calls are not stored.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -15,10 +16,18 @@ export interface MemoryMessage {
 
 export interface ConversationMemory {
   /** The last `limit` messages of a session, oldest first, starting with a user message. */
-  history(sessionKey: string, limit: number): MemoryMessage[];
-  /** Stores one exchange (user text, final reply) atomically. */
-  appendExchange(sessionKey: string, user: string, assistant: string, at: Date): void;
-  close(): void;
+  history(sessionKey: string, limit: number): Promise<MemoryMessage[]>;
+  /** Stores one exchange (user text, final reply) atomically; one session's exchanges land in call order. */
+  appendExchange(sessionKey: string, user: string, assistant: string, at: Date): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Rows newest first → the history: oldest first, without a leading reply (a cut through an exchange). */
+export function historyOfNewestFirst(rows: readonly MemoryMessage[]): MemoryMessage[] {
+  const oldestFirst = rows.toReversed();
+  const start = oldestFirst.findIndex((r) => r.role === 'user');
+  if (start < 0) return [];
+  return oldestFirst.slice(start).map((r) => ({ role: r.role, content: r.content }));
 }
 
 /** Rows kept per session (the largest `max_messages` allowed); older rows are deleted. */
@@ -63,18 +72,21 @@ export function openConversationMemory(path: string): ConversationMemory {
     insert.run(key, 'assistant', assistant, at);
     prune.run(key, key, MEMORY_ROWS_PER_SESSION);
   });
+  const ensureOpen = () => {
+    if (!db.open) throw new AgentRuntimeError('RUNTIME_MEMORY_FAILED', 'the conversation memory is closed');
+  };
+  // Synchronous underneath: each call runs to its end before the next starts, so appends stay serial.
   return {
-    history(sessionKey, limit) {
+    async history(sessionKey, limit) {
+      ensureOpen();
       if (limit <= 0) return [];
-      const rows = (last.all(sessionKey, limit) as MemoryMessage[]).toReversed();
-      // A cut through an exchange would start with the reply: drop it.
-      while (rows.length > 0 && rows[0]?.role !== 'user') rows.shift();
-      return rows.map((r) => ({ role: r.role, content: r.content }));
+      return historyOfNewestFirst(last.all(sessionKey, limit) as MemoryMessage[]);
     },
-    appendExchange(sessionKey, user, assistant, at) {
+    async appendExchange(sessionKey, user, assistant, at) {
+      ensureOpen();
       exchange(sessionKey, user, assistant, at.toISOString());
     },
-    close() {
+    async close() {
       if (db.open) db.close();
     },
   };

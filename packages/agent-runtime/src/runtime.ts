@@ -534,7 +534,10 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       }
       unsubscribe?.();
       await pool.close();
-      if (ownsMemory) memory?.close();
+      if (ownsMemory)
+        await memory
+          ?.close()
+          .catch((err: unknown) => logger.warn('memory close failed', { code: errorCode(err) }));
       state = 'stopped';
       logger.info('agent runtime stopped', { ...report });
       notifyIdle();

@@ -89,15 +89,15 @@ export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<TurnRes
   const tools = deps.tools(key.agentId, binding);
   const memoryOn = deps.memory !== null && snapshot.memory.enabled;
   const keyString = sessionKeyString(key);
-  const messages: ChatMessage[] = memoryOn
-    ? deps.memory!.history(keyString, snapshot.memory.max_messages).map((m) => ({ ...m }))
-    : [];
-  messages.push({ role: 'user', content: msg.text });
+  const messages: ChatMessage[] = [];
 
   let finalText = '';
   let modelCalls = 0;
   let failed = false;
   try {
+    // Inside the try: a memory that cannot be read (PostgreSQL away) fails the turn with the apology.
+    if (memoryOn) messages.push(...(await deps.memory!.history(keyString, snapshot.memory.max_messages)));
+    messages.push({ role: 'user', content: msg.text });
     const client = input.lease.client(def.model.provider);
     const maxRounds = def.model.max_tool_rounds;
     for (let round = 1; round <= maxRounds; round++) {
@@ -195,7 +195,7 @@ export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<TurnRes
   }
   if (!failed && memoryOn) {
     try {
-      deps.memory!.appendExchange(keyString, msg.text, finalText, deps.now());
+      await deps.memory!.appendExchange(keyString, msg.text, finalText, deps.now());
     } catch (err) {
       logger.error('memory write failed', { ...log, code: errorCode(err) });
     }

@@ -219,7 +219,11 @@ export const memoryFileSchema = {
   additionalProperties: false,
   properties: {
     enabled: { type: 'boolean', default: true },
-    path: { type: 'string', default: './data/memory.db', description: 'SQLite file.' },
+    path: {
+      type: 'string',
+      default: './data/memory.db',
+      description: 'SQLite file. Not used in cluster mode: memory lives in PostgreSQL there.',
+    },
     max_messages: {
       type: 'integer',
       minimum: 0,
