@@ -424,16 +424,16 @@ export function createGuardedHttp(options: GuardedHttpOptions = {}): GuardedHttp
 
   async function request(input: string | URL, opts: GuardedRequestOptions = {}): Promise<GuardedResponse> {
     const method = (opts.method ?? 'GET').toUpperCase();
+    if (closed) throw new GuardedHttpError('HTTP_CLOSED', 'The HTTP client is closed; create a new one.');
+    // The target is parsed once: no placeholder URL per request.
     const st: RequestState = {
       deadlineFired: false,
       callerAborted: false,
       closed,
       method,
-      url: new URL('http://invalid.invalid/'),
+      url: parseTarget(input),
       timeoutMs: opts.timeoutMs ?? defaultTimeout,
     };
-    if (closed) throw new GuardedHttpError('HTTP_CLOSED', 'The HTTP client is closed; create a new one.');
-    st.url = parseTarget(input);
     if (!METHODS.has(method)) {
       throw new GuardedHttpError(
         'HTTP_INVALID_REQUEST',

@@ -16,6 +16,9 @@ export interface Clock {
   clearTimer(handle: unknown): void;
 }
 
+/** One options object for every timer of the system clock, not one per timer. */
+const UNREF = { unref: true } as const;
+
 export const systemClock: Clock = {
   now: () => Date.now(),
   monotonicNow: () => performance.now(),
@@ -28,7 +31,7 @@ export const systemClock: Clock = {
           .catch(() => {});
       },
       ms,
-      { unref: true },
+      UNREF,
     ),
   clearTimer: (h) => (h as TimerHandle).cancel(),
 };

@@ -1,5 +1,5 @@
 /** Per-job metric labels and loggers, made once per job definition or on first use. */
-import type { Logger } from '@agent/log';
+import type { LogFields, Logger } from '@agent/log';
 import type { JobLabels, PollerMetrics } from './metrics.js';
 import type { JobDefinition } from './validate.js';
 
@@ -15,26 +15,75 @@ export function labelsOf(def: JobDefinition): JobLabels {
   return l;
 }
 
-/** A child logger made on first use: most ticks log nothing. */
-function lazyChild(base: Logger, fields: Record<string, unknown>): Logger {
-  let real: Logger | undefined;
-  const get = () => (real ??= base.child(fields));
-  return {
-    debug: (msg, f) => get().debug(msg, f),
-    info: (msg, f) => get().info(msg, f),
-    warn: (msg, f) => get().warn(msg, f),
-    error: (msg, f) => get().error(msg, f),
-    child: (f) => get().child(f),
-  };
+/**
+ * The job's own logger for one tick: one small object per tick, the child logger made only when a record is
+ * written (most ticks log nothing). Methods on a prototype, not closures: a tick allocates one object here.
+ */
+class TickLogger implements Logger {
+  private real: Logger | undefined;
+  constructor(
+    private readonly base: Logger,
+    private readonly def: JobDefinition,
+  ) {}
+  private get log(): Logger {
+    const { def } = this;
+    return (this.real ??= this.base.child({ job_id: def.id, kind: def.kind.kind, agent: def.agent }));
+  }
+  debug(msg: string, fields?: LogFields): void {
+    this.log.debug(msg, fields);
+  }
+  info(msg: string, fields?: LogFields): void {
+    this.log.info(msg, fields);
+  }
+  warn(msg: string, fields?: LogFields): void {
+    this.log.warn(msg, fields);
+  }
+  error(msg: string, fields?: LogFields): void {
+    this.log.error(msg, fields);
+  }
+  child(fields: LogFields): Logger {
+    return this.log.child(fields);
+  }
 }
 
 /** The job's own logger for one tick, made on first use. */
 export function tickLogger(base: Logger, def: JobDefinition): Logger {
-  return lazyChild(base, { job_id: def.id, kind: def.kind.kind, agent: def.agent });
+  return new TickLogger(base, def);
 }
 
 // Warning messages each job definition's kind has logged: a replaced definition starts afresh.
 const kindWarnings = new WeakMap<JobDefinition, Set<string>>();
+
+/** The notice a repeated kind warning carries. */
+const REPEATS = 'logged once per job definition, counted in poller_kind_warnings_total';
+
+/** A kind's logger (see `kindLogger`): one object per tick, no closures. */
+class KindLogger implements Logger {
+  constructor(
+    private readonly metrics: PollerMetrics,
+    private readonly def: JobDefinition,
+    private readonly seen: Set<string>,
+    private readonly log: Logger,
+  ) {}
+  debug(msg: string, fields?: LogFields): void {
+    this.log.debug(msg, fields);
+  }
+  info(msg: string, fields?: LogFields): void {
+    this.log.info(msg, fields);
+  }
+  error(msg: string, fields?: LogFields): void {
+    this.log.error(msg, fields);
+  }
+  warn(msg: string, fields?: LogFields): void {
+    this.metrics.kindWarning(labelsOf(this.def));
+    if (this.seen.has(msg)) return;
+    this.seen.add(msg);
+    this.log.warn(msg, { ...fields, repeats: REPEATS });
+  }
+  child(fields: LogFields): Logger {
+    return new KindLogger(this.metrics, this.def, this.seen, this.log.child(fields));
+  }
+}
 
 /**
  * The logger a kind gets. A warning it gives again at every tick (an item it cannot use, say) is logged once
@@ -43,21 +92,5 @@ const kindWarnings = new WeakMap<JobDefinition, Set<string>>();
 export function kindLogger(metrics: PollerMetrics, def: JobDefinition, base: Logger): Logger {
   let warned = kindWarnings.get(def);
   if (!warned) kindWarnings.set(def, (warned = new Set()));
-  const seen = warned;
-  const wrap = (log: Logger): Logger => ({
-    debug: (msg, f) => log.debug(msg, f),
-    info: (msg, f) => log.info(msg, f),
-    error: (msg, f) => log.error(msg, f),
-    warn(msg, f) {
-      metrics.kindWarning(labelsOf(def));
-      if (seen.has(msg)) return;
-      seen.add(msg);
-      log.warn(msg, {
-        ...f,
-        repeats: 'logged once per job definition, counted in poller_kind_warnings_total',
-      });
-    },
-    child: (fields) => wrap(log.child(fields)),
-  });
-  return wrap(base);
+  return new KindLogger(metrics, def, warned, base);
 }

@@ -26,29 +26,55 @@ function delayOf(ms: number): number {
 }
 
 /**
+ * One pending wait: a small object whose methods live on the prototype, so a timer costs one object and its
+ * Node timer, not a set of closures (a daemon arms several per poller tick).
+ */
+class ChainedTimer implements TimerHandle {
+  private current: NodeJS.Timeout | undefined;
+  private left: number;
+
+  constructor(
+    private readonly callback: () => void,
+    ms: number,
+    private readonly unref: boolean,
+  ) {
+    this.left = delayOf(ms);
+    this.step();
+  }
+
+  private step(): void {
+    const wait = Math.min(this.left, MAX_TIMEOUT_MS);
+    this.left -= wait;
+    this.current = setTimeout(onStep, wait, this);
+    if (this.unref) this.current.unref();
+  }
+
+  /** One step elapsed: the next one, or the callback once no time is left. */
+  stepped(): void {
+    if (this.left > 0) {
+      this.step();
+      return;
+    }
+    this.current = undefined;
+    this.callback();
+  }
+
+  cancel(): void {
+    if (this.current !== undefined) clearTimeout(this.current);
+    this.current = undefined;
+  }
+}
+
+function onStep(timer: ChainedTimer): void {
+  timer.stepped();
+}
+
+/**
  * Calls `callback` once, `ms` from now. A delay above `MAX_TIMEOUT_MS` is waited in steps of at most
  * `MAX_TIMEOUT_MS`; `Infinity` never fires.
  */
-export function setTimer(callback: () => void, ms: number, options: TimerOptions = {}): TimerHandle {
-  let left = delayOf(ms);
-  let current: NodeJS.Timeout | undefined;
-  const step = (): void => {
-    const wait = Math.min(left, MAX_TIMEOUT_MS);
-    left -= wait;
-    current = setTimeout(left > 0 ? step : fire, wait);
-    if (options.unref) current.unref();
-  };
-  const fire = (): void => {
-    current = undefined;
-    callback();
-  };
-  step();
-  return {
-    cancel() {
-      if (current !== undefined) clearTimeout(current);
-      current = undefined;
-    },
-  };
+export function setTimer(callback: () => void, ms: number, options?: TimerOptions): TimerHandle {
+  return new ChainedTimer(callback, ms, options?.unref === true);
 }
 
 /**
