@@ -81,6 +81,23 @@ describe('watchConfig', () => {
     expect(paths(calls)).toEqual([join(d.config, 'llm.yaml')]);
   });
 
+  it('keeps watching when the path to ignore is the config dir itself or holds it (data_dir: .)', async () => {
+    const d = tempConfig({ 'llm.yaml': 'providers: {}\n' });
+    dirs.push(d);
+    const calls: { at: number; paths: string[] }[] = [];
+    const w = watchConfig({
+      dir: d.config,
+      ignore: [d.config, join(d.config, '..')],
+      debounceMs: 50,
+      onChange: (changed) => calls.push({ at: Date.now(), paths: changed }),
+    });
+    watchers.push(w);
+    await w.ready();
+    d.write('llm.yaml', 'providers: { a: 1 }\n');
+    await waitFor(() => calls.length === 1);
+    expect(paths(calls)).toEqual([join(d.config, 'llm.yaml')]);
+  });
+
   it('sees a save by rename (write a temp file, rename it over the original)', async () => {
     const { d, w, calls } = setup();
     await w.ready();

@@ -126,7 +126,10 @@ export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
     }, pollMs);
   };
 
-  const ignoredPaths = (opts.ignore ?? []).map((p) => resolve(p));
+  // A path that is the config dir or holds it (a data dir of `.`) is not ignored: the watcher would see nothing.
+  const ignoredPaths = (opts.ignore ?? [])
+    .map((p) => resolve(p))
+    .filter((p) => p !== dir && !dir.startsWith(p + '/'));
   const watcher: FSWatcher = watch(dir, {
     ignoreInitial: true,
     depth: 3,
