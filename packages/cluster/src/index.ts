@@ -2,16 +2,8 @@
  * @agent/cluster — cluster mode: `cluster.yaml`, membership heartbeats with a local trust window, a leader
  * term, the versioned config bundle, and the cluster's status and series, over PostgreSQL (`@agent/pg`).
  */
-export { clusterFileSchema, type ClusterFile } from './schema.js';
-export {
-  CLUSTER_FILE,
-  CLUSTER_SECTION,
-  clusterBrokerIssues,
-  clusterOf,
-  clusterSectionReader,
-  clusterSettingsChanged,
-  type ClusterSettings,
-} from './section.js';
+// The config-reading part is also `@agent/cluster/config` (no PostgreSQL client): one list of it, there.
+export * from './config.js';
 export {
   CLUSTER_ERROR_CODES,
   CLUSTER_FILE_CODES,
