@@ -1,5 +1,6 @@
 /** The `calendar` kind over CalDAV against a real Radicale, inside the real poller service (SQLite state). */
 import type { TestJobSpec } from '@agent/poller-runtime/testing';
+import { calendarJob } from './helpers.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { calendarPollerKind } from '../src/index.js';
 import { startRadicale, type RadicaleServer } from '../src/testing.js';
@@ -35,24 +36,13 @@ const ev = (uid: string, lines: string[]) =>
     '',
   ].join('\r\n');
 
-function job(
-  id: string,
-  config: Record<string, unknown> = {},
-  extra: Partial<TestJobSpec> = {},
-): TestJobSpec {
-  return {
+/** Jobs of this file render every field the test checks. */
+const job = (id: string, config: Record<string, unknown> = {}, extra: Partial<TestJobSpec> = {}) =>
+  calendarJob(
     id,
-    kind: 'calendar',
-    agent: 'assistant',
-    schedule: { every_secs: 60 },
-    config: {
-      deliver: { channel: 'chat_a', to: 'u1' },
-      message_template: '{change}: {summary} at {start} next {next} <{html_link}>',
-      ...config,
-    },
-    ...extra,
-  };
-}
+    { message_template: '{change}: {summary} at {start} next {next} <{html_link}>', ...config },
+    extra,
+  );
 
 async function setup(jobs: TestJobSpec[], account: Record<string, unknown> = {}) {
   const h = serviceHarness(calendarPollerKind, {

@@ -1,5 +1,6 @@
 import { startFakeTokenEndpoint, type FakeTokenEndpoint } from '@agent/oauth2/testing';
 import type { ResolvedAccount, SharedContext } from '@agent/poller-core';
+import type { TestJobSpec } from '@agent/poller-runtime/testing';
 import { calendarPollerKind, type CalendarShared } from '../src/kind.js';
 import { startFakeCalendar, type FakeCalendar } from '../src/testing.js';
 
@@ -78,4 +79,24 @@ export async function sharedFor(f: CalendarFixture): Promise<CalendarShared> {
     http: fetchHttp(),
     logger: quietLogger,
   })) as CalendarShared;
+}
+
+/** A `calendar` job of the test agent, every minute, delivering to `chat_a`/`u1`; `config` overrides. */
+export function calendarJob(
+  id: string,
+  config: Record<string, unknown> = {},
+  extra: Partial<TestJobSpec> = {},
+): TestJobSpec {
+  return {
+    id,
+    kind: 'calendar',
+    agent: 'assistant',
+    schedule: { every_secs: 60 },
+    config: {
+      deliver: { channel: 'chat_a', to: 'u1' },
+      message_template: '{change}: {summary}',
+      ...config,
+    },
+    ...extra,
+  };
 }

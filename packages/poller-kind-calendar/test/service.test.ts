@@ -2,7 +2,7 @@
 import type { TestJobSpec } from '@agent/poller-runtime/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { calendarPollerKind } from '../src/index.js';
-import { startCalendarFixture, type CalendarFixture } from './helpers.js';
+import { calendarJob, startCalendarFixture, type CalendarFixture } from './helpers.js';
 import { serviceHarness } from './service-harness.js';
 
 const START = Date.parse('2026-03-01T12:00:00Z');
@@ -13,25 +13,6 @@ afterEach(async () => {
   for (const c of cleanup.toReversed()) await c();
   cleanup = [];
 });
-
-function calJob(
-  id: string,
-  config: Record<string, unknown> = {},
-  extra: Partial<TestJobSpec> = {},
-): TestJobSpec {
-  return {
-    id,
-    kind: 'calendar',
-    agent: 'assistant',
-    schedule: { every_secs: 60 },
-    config: {
-      deliver: { channel: 'chat_a', to: 'u1' },
-      message_template: '{change}: {summary}',
-      ...config,
-    },
-    ...extra,
-  };
-}
 
 async function setup(jobs: TestJobSpec[]) {
   let now = START;
@@ -58,7 +39,7 @@ const cursorOf = async (h: ReturnType<typeof serviceHarness>, id: string) => (aw
 
 describe('calendar jobs in the poller service', () => {
   it('the first tick records a baseline and delivers nothing; then each change once, updates again', async () => {
-    const { f, h, advance } = await setup([calJob('c')]);
+    const { f, h, advance } = await setup([calendarJob('c')]);
     f.cal.put({ id: 'a', summary: 'Standup' }, { id: 'b', summary: 'Review' });
     await advance(0);
     expect(h.dispatcher.deliveries).toHaveLength(0);
@@ -76,7 +57,7 @@ describe('calendar jobs in the poller service', () => {
   });
 
   it('300 changes over 2 pages: each dispatched once and the token of the last page stored', async () => {
-    const { f, h, advance } = await setup([calJob('c', { max_per_tick: 1000 })]);
+    const { f, h, advance } = await setup([calendarJob('c', { max_per_tick: 1000 })]);
     f.cal.put({ id: 'seed' });
     await advance(0);
     const requestsBefore = f.cal.requests.length;
@@ -95,7 +76,7 @@ describe('calendar jobs in the poller service', () => {
   });
 
   it('a per-tick cap carries the rest over: the old sync token is reused until all were delivered', async () => {
-    const { f, h, advance } = await setup([calJob('c', { max_per_tick: 120 })]);
+    const { f, h, advance } = await setup([calendarJob('c', { max_per_tick: 120 })]);
     f.cal.put({ id: 'seed' });
     await advance(0);
     for (let i = 0; i < 300; i++) f.cal.put({ id: `e${String(i).padStart(3, '0')}`, summary: `E${i}` });
@@ -115,7 +96,7 @@ describe('calendar jobs in the poller service', () => {
 
   it('410 pauses the job and alerts; reset re-baselines without delivering; later changes flow again', async () => {
     const { f, h, advance } = await setup([
-      calJob('c', {}, { failure_to: { channel: 'chat_b', to: 'ops' } }),
+      calendarJob('c', {}, { failure_to: { channel: 'chat_b', to: 'ops' } }),
     ]);
     f.cal.put({ id: 'a', summary: 'A' });
     await advance(0);
@@ -143,7 +124,7 @@ describe('calendar jobs in the poller service', () => {
   });
 
   it('two calendar jobs of one agent share one token refresh', async () => {
-    const { f, h, advance } = await setup([calJob('c1'), calJob('c2', { skip_cancelled: false })]);
+    const { f, h, advance } = await setup([calendarJob('c1'), calendarJob('c2', { skip_cancelled: false })]);
     await advance(0);
     f.cal.put({ id: 'x', summary: 'X' });
     await advance(MIN);
