@@ -1,5 +1,6 @@
 import { startFakeTokenEndpoint, type FakeTokenEndpoint } from '@agent/oauth2/testing';
 import type { ResolvedAccount, SharedContext } from '@agent/poller-core';
+import type { TestJobSpec } from '@agent/poller-runtime/testing';
 import { mailPollerKind, type MailShared } from '../src/kind.js';
 import { startFakeGmail, type FakeGmail } from '../src/testing.js';
 
@@ -81,4 +82,26 @@ export async function sharedFor(f: MailFixture): Promise<MailShared> {
     http: fetchHttp(),
     logger: quietLogger,
   })) as MailShared;
+}
+
+/** A `mail` job of the test agent, every minute, delivering to `chat_a`/`u1`; `config` overrides. */
+export function mailJob(
+  id: string,
+  config: Record<string, unknown> = {},
+  extra: Partial<TestJobSpec> = {},
+): TestJobSpec {
+  return {
+    id,
+    kind: 'mail',
+    agent: 'assistant',
+    schedule: { every_secs: 60 },
+    config: {
+      query: 'is:unread',
+      deliver: { channel: 'chat_a', to: 'u1' },
+      message_template: '{subject} from {from_address}',
+      dispatch_delay_ms: 0,
+      ...config,
+    },
+    ...extra,
+  };
 }

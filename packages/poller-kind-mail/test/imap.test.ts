@@ -1,5 +1,6 @@
 /** The `mail` kind over IMAP against a real Dovecot, inside the real poller service (SQLite state). */
 import type { TestJobSpec } from '@agent/poller-runtime/testing';
+import { mailJob as mailJobOf } from './helpers.js';
 import { ImapFlow } from 'imapflow';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mailPollerKind } from '../src/index.js';
@@ -74,26 +75,9 @@ function account(box: string, over: Record<string, unknown> = {}) {
   };
 }
 
-function mailJob(
-  id: string,
-  config: Record<string, unknown> = {},
-  extra: Partial<TestJobSpec> = {},
-): TestJobSpec {
-  return {
-    id,
-    kind: 'mail',
-    agent: 'assistant',
-    schedule: { every_secs: 60 },
-    config: {
-      query: 'is:unread',
-      deliver: { channel: 'chat_a', to: 'u1' },
-      message_template: '{subject} | {from_address} | {snippet}',
-      dispatch_delay_ms: 0,
-      ...config,
-    },
-    ...extra,
-  };
-}
+/** Jobs of this file render every field the test checks. */
+const mailJob = (id: string, config: Record<string, unknown> = {}, extra: Partial<TestJobSpec> = {}) =>
+  mailJobOf(id, { message_template: '{subject} | {from_address} | {snippet}', ...config }, extra);
 
 async function setup(jobs: TestJobSpec[], acct: Record<string, unknown>) {
   const h = serviceHarness(mailPollerKind, {

@@ -2,7 +2,7 @@
 import type { TestJobSpec } from '@agent/poller-runtime/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mailPollerKind } from '../src/index.js';
-import { startMailFixture, type MailFixture } from './helpers.js';
+import { mailJob, startMailFixture, type MailFixture } from './helpers.js';
 import { serviceHarness } from './service-harness.js';
 
 const START = Date.parse('2026-03-01T12:00:00Z');
@@ -14,27 +14,6 @@ afterEach(async () => {
   for (const c of cleanup.toReversed()) await c();
   cleanup = [];
 });
-
-function mailJob(
-  id: string,
-  config: Record<string, unknown> = {},
-  extra: Partial<TestJobSpec> = {},
-): TestJobSpec {
-  return {
-    id,
-    kind: 'mail',
-    agent: 'assistant',
-    schedule: { every_secs: 60 },
-    config: {
-      query: 'is:unread',
-      deliver: { channel: 'chat_a', to: 'u1' },
-      message_template: '{subject} from {from_address}',
-      dispatch_delay_ms: 0,
-      ...config,
-    },
-    ...extra,
-  };
-}
 
 async function setup(jobs: TestJobSpec[]) {
   let now = START;
