@@ -41,6 +41,8 @@ export interface PollerMetrics {
   removeJob(labels: JobLabels): void;
   /** 0 while the state store fails (from a failed call until a write goes through again), else 1. */
   storeHealthy(healthy: boolean): void;
+  /** Scheduled ticks due but waiting for a slot of `max_concurrent_ticks` (single-host mode). */
+  ticksWaiting(n: number): void;
   /** A failed call to the state store (`operation`: the store method). */
   storeError(operation: string): void;
 }
@@ -113,6 +115,10 @@ function pollerSeries(registry: Registry) {
       'poller_store_healthy',
       'State store health: 0 from a failed call (disk full, I/O error, busy, read-only) until a write goes through again, else 1.',
     ),
+    ticksWaiting: plainGauge(
+      'poller_ticks_waiting',
+      'Scheduled ticks that are due but wait for a slot (max_concurrent_ticks): they run late, never skipped.',
+    ),
     storeErrors: plainCounter(
       'poller_store_errors_total',
       'Failed state store calls, by store method; the ticks they stopped count as transient.',
@@ -124,7 +130,7 @@ function pollerSeries(registry: Registry) {
 export function createPollerMetrics(registry: Registry): PollerMetrics {
   const series = pollerSeries(registry);
   const { ticks, latency, seen, dispatched, errors, breaker, takeovers, success, kindWarnings } = series;
-  const { paused: pausedGauge, rejected, storeHealthy, storeErrors } = series;
+  const { paused: pausedGauge, rejected, storeHealthy, storeErrors, ticksWaiting } = series;
   // Last value set per job: most ticks leave the gauges as they were, and a set costs a label hash.
   const published = new Map<string, { errors?: number; breaker?: number; paused?: boolean }>();
   const last = (jobId: string) => {
@@ -185,6 +191,7 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
       kindWarnings.remove(labels);
     },
     storeHealthy: (healthy) => storeHealthy.set(healthy ? 1 : 0),
+    ticksWaiting: (n) => ticksWaiting.set(n),
     storeError: (operation) => storeErrors.inc({ operation }),
   };
 }

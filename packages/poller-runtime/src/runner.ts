@@ -33,7 +33,10 @@ export function createRunner(options: RunnerOptions): Runner {
   let started = false;
   const isStopped = () => stopped;
   const lease: LeaseDeps = { store, clock, metrics, logger, holderId: options.holderId, stopped: isStopped };
-  const gate = createTickGate(() => env.settings().max_concurrent_ticks);
+  const gate = createTickGate(
+    () => env.settings().max_concurrent_ticks,
+    (n) => metrics.ticksWaiting(n),
+  );
   const scheduler = createScheduler({
     clock,
     store,

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TickContext } from '@agent/poller-core';
-import { harness, job, scriptedKind } from '../test/helpers.js';
+import { harness, job, metricValue, scriptedKind } from '../test/helpers.js';
 import { createSqliteStateStore } from './sqlite.js';
 import type { StateStore } from './store.js';
 
@@ -77,6 +77,7 @@ describe('starting many jobs', () => {
     await h.service.start();
     await h.clock.advance(0);
     expect(k.calls).toHaveLength(3);
+    expect(await metricValue(h.metrics, 'poller_ticks_waiting', {})).toBe(17);
     release();
     await h.clock.advance(0);
     await h.service.idle();
@@ -84,5 +85,6 @@ describe('starting many jobs', () => {
     await h.service.idle();
     expect(k.calls).toHaveLength(20);
     expect(k.maxConcurrent()).toBe(3);
+    expect(await metricValue(h.metrics, 'poller_ticks_waiting', {})).toBe(0);
   });
 });

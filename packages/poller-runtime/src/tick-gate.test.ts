@@ -48,4 +48,23 @@ describe('tick gate', () => {
     await flush();
     expect(entered).toBe(1);
   });
+
+  it('reports the number of waiting ticks when it changes, and nothing while a slot is free', async () => {
+    const seen: number[] = [];
+    const gate = createTickGate(
+      () => 1,
+      (n) => seen.push(n),
+    );
+    const first = await gate.enter();
+    expect(seen).toEqual([]);
+    const leaves: (() => void)[] = [];
+    for (let i = 0; i < 2; i++) void gate.enter().then((leave) => leaves.push(leave));
+    await flush();
+    expect(seen).toEqual([1, 2]);
+    first();
+    await flush();
+    leaves[0]!();
+    await flush();
+    expect(seen).toEqual([1, 2, 1, 0]);
+  });
 });

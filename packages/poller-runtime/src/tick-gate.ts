@@ -12,19 +12,25 @@ export interface TickGate {
   waiting(): number;
 }
 
-/** `limit` is read at each decision, so a reloaded setting applies to the next tick. */
-export function createTickGate(limit: () => number): TickGate {
+/**
+ * `limit` is read at each decision, so a reloaded setting applies to the next tick. `onWaiting` hears the
+ * number of waiting ticks whenever it changes (a gauge).
+ */
+export function createTickGate(limit: () => number, onWaiting: (n: number) => void = () => {}): TickGate {
   let running = 0;
   const queue: (() => void)[] = [];
   const leave = () => {
     running--;
     admit();
   };
+  let reported = 0;
   const admit = () => {
     while (queue.length > 0 && running < Math.max(1, limit())) {
       running++;
       queue.shift()!();
     }
+    // Told only on a change: a tick that finds a free slot costs the gauge nothing.
+    if (queue.length !== reported) onWaiting((reported = queue.length));
   };
   return {
     enter() {
