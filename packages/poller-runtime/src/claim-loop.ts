@@ -103,7 +103,16 @@ export function createClaimLoop(deps: ClaimLoopDeps): ClaimLoop {
       void store
         .releaseLease(claim.jobId, claim.grant)
         .then(() => deps.announceDue({ jobIds: [claim.jobId], dueAt: null }))
-        .catch(() => {});
+        // Unreleased, the job waits for the lease to run out; say so rather than nothing.
+        .catch((err: unknown) =>
+          logger.warn(
+            'poller lease not handed back: the store failed; the job waits for its lease to expire',
+            {
+              job_id: claim.jobId,
+              reason: safeReason(err),
+            },
+          ),
+        );
       return;
     }
     inFlight++;
