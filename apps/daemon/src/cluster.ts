@@ -293,7 +293,13 @@ export async function clusterPollerStore(
             runner.wake();
             hints.announce({ jobIds: jobs, dueAt: null });
           })
-          .catch(() => {});
+          // Tried again after the next heartbeat, which reports the member stale again.
+          .catch((err: Error) =>
+            logger.warn("cluster: breaking a stale member's leases failed; retrying at the next heartbeat", {
+              holder: holderId,
+              err: err.message,
+            }),
+          );
       const offStale = node.membership.onStaleMembers((members) => {
         for (const m of members) breakLeasesOf(m.holderId);
       });
