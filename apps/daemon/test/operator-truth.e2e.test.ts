@@ -2,7 +2,7 @@
 // the exit code, `pollers list` and the metrics; a rejected agent is never "removed"; restart-required
 // pollers.yaml fields say so; newly listed kind packages load without a restart; a failed start stops everything.
 import { mkdirSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freeLoopbackPort } from '@agent/poller-core/testing';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -274,7 +274,7 @@ describe('metrics an operator expects', () => {
 describe('a start that fails half way', () => {
   it('an unopenable state_db stops every part that started and exits 1', async () => {
     // A chat_a webhook listener starts before the pollers: it must not keep the process alive.
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     const files = baseConfig({ runtime: SLOW_WATCHER });
     files['plugins/chat_a.yaml'] =
       `instances:\n  main:\n    phone_number_id: "1"\n    access_token: tok-1234\n    app_secret: sec-1234\n    verify_token: ver-1234\n    listen: 127.0.0.1:${port}\n`;
@@ -292,11 +292,3 @@ describe('a start that fails half way', () => {
     expect(r.stderr).not.toContain('daemon started');
   });
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}

@@ -1,19 +1,9 @@
 // Small process helpers of the cluster fault harness: free ports, signals by PID, teardown on exit.
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { sleep } from '@agent/timers';
 
-/** A port that was free a moment ago (bind 0, read, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+/** A port that was free a moment ago: the one helper the kinds' server tests use too. */
+export { freeLoopbackPort as freePort } from '@agent/poller-core/testing';
 
 /** The state letter of `/proc/<pid>/stat` (R, S, T stopped, Z zombie…), or undefined when there is none. */
 export function processState(pid: number): string | undefined {
