@@ -396,5 +396,7 @@ function pollHint(status: number | undefined): string | undefined {
 export const chatBChannel: ChannelPlugin<ChatBConfig, ChatBInstance> = {
   name: PLUGIN,
   instanceSchema: chatBInstanceSchema,
+  // Telegram answers a second concurrent getUpdates of one bot with 409.
+  singleConsumer: true,
   create: (instance, config, deps) => new ChatBChannelInstance(instance, config, deps),
 };

@@ -71,6 +71,12 @@ export interface ChannelPlugin<C = unknown, I extends ChannelInstance<C> = Chann
   readonly name: string;
   /** JSON Schema (draft-07) of one block under `instances:`; `additionalProperties: false`, with defaults. */
   readonly instanceSchema: JsonSchema;
+  /**
+   * The inbound side may run in one process at a time per instance (a long poll the vendor allows once per
+   * credential, like Telegram's `getUpdates`). Where several daemons share the config, only the instance's
+   * owner starts it; the others still send. Default: false (inbound may run everywhere, like webhooks).
+   */
+  readonly singleConsumer?: boolean;
   /** Builds an instance; `config` was validated against `instanceSchema` and has secrets resolved. */
   create(instance: string, config: C, deps: ChannelDeps): I;
 }
