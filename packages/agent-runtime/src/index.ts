@@ -12,6 +12,7 @@ export {
   type StartReport,
   type StopReport,
 } from './runtime.js';
+export type { ChannelHosting, InboundOutcome, InboundOwnership, InboundSide } from './hosting.js';
 export {
   AGENT_RUNTIME_ERROR_CODES,
   AGENT_RUNTIME_RESULT_CODES,

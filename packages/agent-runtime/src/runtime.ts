@@ -17,6 +17,7 @@ import type { Logger } from '@agent/log';
 import type { ModelClientOptions } from '@agent/model-providers';
 import { setTimer, type TimerHandle } from '@agent/timers';
 import { AgentRuntimeError, errorCode, errorMessage } from './errors.js';
+import type { ChannelHosting, InboundOutcome, InboundOwnership } from './hosting.js';
 import { openConversationMemory, type ConversationMemory } from './memory.js';
 import { ModelClientPool, type ModelClientFactory } from './model-clients.js';
 import { loadSkills } from './prompt.js';
@@ -44,6 +45,8 @@ export interface AgentRuntimeOptions {
   modelClientOptions?: Omit<ModelClientOptions, 'logger'>;
   /** Replaces `createModelClient` (tests, or a custom transport). */
   modelClientFactory?: ModelClientFactory;
+  /** Channel state, inbound ownership and ingress when several daemons share the channels (cluster mode). */
+  hosting?: ChannelHosting;
 }
 
 export interface DeliverRequest {
@@ -84,8 +87,11 @@ export interface AgentRuntime {
    * (default `runtime.shutdown_grace_ms`), then aborts them; stops channels; retires model clients.
    */
   stop(options?: { graceMs?: number }): Promise<StopReport>;
-  /** What channels call. Resolves once the message is queued or dropped; rejects when not running. */
-  handleInbound(msg: InboundMessage): Promise<void>;
+  /**
+   * Takes one message for a turn. Resolves once it is queued or dropped; rejects when not running.
+   * `settle`, when given, is called once when the message is done with (see `InboundOutcome`).
+   */
+  handleInbound(msg: InboundMessage, settle?: (outcome: InboundOutcome) => void): Promise<void>;
   /** Sends through the agent's binding of `channel` in the current snapshot (no allowlist check). */
   deliver(req: DeliverRequest): Promise<SendResult>;
   /** Adds tools for every turn; returns a function that removes them again. */
@@ -107,12 +113,20 @@ interface RunningInstance {
   name: string;
   instance: ChannelInstance;
   config: unknown;
+  /** Whoever runs the inbound side instead of the runtime (a single-consumer instance in a cluster). */
+  owned: boolean;
+  ownership?: InboundOwnership;
+}
+
+interface Queued {
+  msg: InboundMessage;
+  settle: ((outcome: InboundOutcome) => void) | undefined;
 }
 
 interface Session {
   key: SessionKey;
   keyString: string;
-  queue: InboundMessage[];
+  queue: Queued[];
   running: boolean;
 }
 
@@ -152,6 +166,7 @@ function delay(ms: number): { promise: Promise<void>; cancel(): void } {
 
 export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   const { store, logger } = options;
+  const hosting = options.hosting ?? {};
   const now = options.clock ?? (() => new Date());
   const pool = new ModelClientPool(
     () => store.current().version,
@@ -239,7 +254,8 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     );
   }
 
-  async function runQueued(session: Session, msg: InboundMessage): Promise<void> {
+  /** Runs one turn; answers `abandoned` when the shutdown aborted it (its message may come again). */
+  async function runQueued(session: Session, msg: InboundMessage): Promise<InboundOutcome> {
     // The turn's snapshot: captured once, used for everything inside the turn.
     const snapshot = store.current();
     const { key } = session;
@@ -258,7 +274,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
         reason: 'binding changed by a reload',
         snapshot_version: snapshot.version,
       });
-      return;
+      return 'done';
     }
     const lease = pool.acquire(snapshot);
     const controller = new AbortController();
@@ -318,6 +334,17 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       model_calls: result?.modelCalls ?? 0,
       snapshot_version: snapshot.version,
     });
+    return flight.reason === 'shutdown' ? 'abandoned' : 'done';
+  }
+
+  /** Tells a message's caller how it ended; a caller's failure never reaches the session. */
+  function settleQueued(q: Queued, outcome: InboundOutcome): void {
+    if (!q.settle) return;
+    try {
+      q.settle(outcome);
+    } catch (err) {
+      logger.error('inbound settle failed', { message_id: q.msg.messageId, code: errorCode(err) });
+    }
   }
 
   async function pump(session: Session): Promise<void> {
@@ -326,8 +353,9 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       while (accepting()) {
         const next = session.queue.shift();
         if (!next) break;
+        let outcome: InboundOutcome = 'done';
         try {
-          await runQueued(session, next);
+          outcome = await runQueued(session, next.msg);
         } catch (err) {
           // A bug guard: one broken turn must neither wedge the session nor take the daemon down.
           logger.error('turn crashed', {
@@ -336,6 +364,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
             error: errorMessage(err),
           });
         }
+        settleQueued(next, outcome);
       }
     } finally {
       session.running = false;
@@ -419,17 +448,24 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       for (const plugin of options.channels) {
         const configured = snapshot.plugins.get(plugin.name)?.instances ?? {};
         if (Object.keys(configured).length === 0) continue;
-        const kvStore: KeyValueStore = createFileKeyValueStore(
-          join(options.dataDir, 'channels', `${plugin.name}.json`),
-        );
+        const kvStore: KeyValueStore =
+          hosting.state?.(plugin.name) ??
+          createFileKeyValueStore(join(options.dataDir, 'channels', `${plugin.name}.json`));
+        const owned = plugin.singleConsumer === true && hosting.own !== undefined;
         for (const [name, config] of Object.entries(configured)) {
           try {
             const instance = plugin.create(name, config, {
               logger: logger.child({ plugin: plugin.name, instance: name }),
               state: kvStore,
-              onInbound: (msg) => api.handleInbound(msg),
+              onInbound: hosting.ingress ?? ((msg) => api.handleInbound(msg)),
             });
-            instances.set(instanceKey(plugin.name, name), { plugin: plugin.name, name, instance, config });
+            instances.set(instanceKey(plugin.name, name), {
+              plugin: plugin.name,
+              name,
+              instance,
+              config,
+              owned,
+            });
           } catch (err) {
             logger.error('channel instance not created', {
               plugin: plugin.name,
@@ -449,7 +485,16 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       state = 'running';
       for (const entry of instances.values()) {
         try {
-          await entry.instance.start();
+          if (entry.owned && hosting.own) {
+            // Its owner starts the inbound side, here or on another daemon; sending works everywhere.
+            const { instance } = entry;
+            entry.ownership = hosting.own({
+              plugin: entry.plugin,
+              instance: entry.name,
+              start: () => instance.start(),
+              stop: () => instance.stop(),
+            });
+          } else await entry.instance.start();
           report.started.push({ plugin: entry.plugin, instance: entry.name });
         } catch (err) {
           // Inbound is down for this instance; sending through it may still work.
@@ -481,7 +526,9 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       state = 'stopping';
       const graceMs = opts.graceMs ?? store.current().runtime.shutdown_grace_ms;
       for (const session of sessions.values()) {
-        for (const msg of session.queue.splice(0)) {
+        for (const queued of session.queue.splice(0)) {
+          const { msg } = queued;
+          settleQueued(queued, 'abandoned');
           report.dropped += 1;
           logger.warn('turn dropped', {
             agent_id: session.key.agentId,
@@ -526,7 +573,9 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       }
       await transcripts.flush();
       if (wasRunning) {
-        const results = await Promise.allSettled([...instances.values()].map((e) => e.instance.stop()));
+        const results = await Promise.allSettled(
+          [...instances.values()].map((e) => (e.ownership ? e.ownership.release() : e.instance.stop())),
+        );
         results.forEach((r, i) => {
           if (r.status === 'rejected')
             logger.warn('channel instance stop failed', { code: errorCode(r.reason), index: i });
@@ -544,7 +593,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       return report;
     },
 
-    async handleInbound(msg) {
+    async handleInbound(msg, settle) {
       if (state !== 'running') {
         throw new AgentRuntimeError(
           'RUNTIME_NOT_RUNNING',
@@ -560,6 +609,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
           message_id: msg.messageId,
           snapshot_version: snapshot.version,
         });
+        settle?.('done');
         return;
       }
       if (typeof msg.text !== 'string' || msg.text.trim() === '') {
@@ -568,6 +618,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
           instance: msg.instance,
           message_id: msg.messageId,
         });
+        settle?.('done');
         return;
       }
       if (!remember(msg)) {
@@ -576,6 +627,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
           instance: msg.instance,
           message_id: msg.messageId,
         });
+        settle?.('done');
         return;
       }
       // Exactly these fields (spec log table).
@@ -600,8 +652,10 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       }
       const maxQueue = snapshot.runtime.sessions.max_queue;
       while (session.queue.length >= maxQueue) {
-        const dropped = session.queue.shift();
-        if (!dropped) break;
+        const oldest = session.queue.shift();
+        if (!oldest) break;
+        const dropped = oldest.msg;
+        settleQueued(oldest, 'done');
         logger.warn('session queue full, oldest message dropped', {
           agent_id: key.agentId,
           binding_index: key.bindingIndex,
@@ -619,7 +673,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
           },
         ]);
       }
-      session.queue.push(msg);
+      session.queue.push({ msg, settle });
       if (!session.running) void pump(session);
     },
 

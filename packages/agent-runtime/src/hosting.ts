@@ -1,0 +1,43 @@
+/**
+ * Where a channel instance's inbound side runs and where its messages go. On one host the runtime does it
+ * all itself; a cluster gives each single-consumer instance one owner, keeps channel state where every
+ * daemon reads it, and routes accepted messages through a shared queue that hands each chat to one daemon.
+ */
+import type { InboundMessage, KeyValueStore } from '@agent/channels';
+
+/** How a message given to `handleInbound` ended, for a caller that confirms it upstream. */
+export type InboundOutcome =
+  /** A turn ran (whatever it answered), or the message was skipped on purpose (unmatched, empty, a
+   * duplicate, dropped from a full queue, its binding gone): confirm it. */
+  | 'done'
+  /** The runtime stopped before it was handled (dropped from the queue at shutdown, or its turn aborted by
+   * the shutdown): do not confirm it, so that it comes again. */
+  | 'abandoned';
+
+/** The inbound side of one instance, started and stopped by whoever owns it. */
+export interface InboundSide {
+  readonly plugin: string;
+  readonly instance: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A running ownership of one inbound side; `release` stops the side (when running) and lets it go. */
+export interface InboundOwnership {
+  release(): Promise<void>;
+}
+
+export interface ChannelHosting {
+  /** The channel state of `plugin` (e.g. `chat_b` offsets). Default: `<dataDir>/channels/<plugin>.json`. */
+  state?(plugin: string): KeyValueStore;
+  /**
+   * Takes over the inbound side of an instance whose plugin is `singleConsumer`: the runtime does not start
+   * it, the owner does, while it holds the instance. Default: the runtime starts it.
+   */
+  own?(side: InboundSide): InboundOwnership;
+  /**
+   * Where channels hand accepted messages. Resolves once the message is safely accepted (the channel then
+   * confirms it to the vendor). Default: the runtime's own `handleInbound`.
+   */
+  ingress?(msg: InboundMessage): Promise<void>;
+}
