@@ -1,0 +1,6 @@
+/**
+ * @agent/chat-cluster — chat agents across several daemons: one owner per single-consumer channel instance
+ * (a fenced lease), channel state in PostgreSQL written with the owner's fence, and inbound messages through
+ * a NATS JetStream stream partitioned by chat, one consumer per partition.
+ */
+export {};
