@@ -52,7 +52,8 @@ describe('channel hosting', () => {
     const outcomes: InboundOutcome[] = [];
     const h = await startRuntime(e, {
       hosting: {
-        state: (plugin) => (plugin === 'chat_b' ? state : createMemoryKeyValueStore()),
+        state: (plugin, instance) =>
+          plugin === 'chat_b' && instance === 'bot' ? state : createMemoryKeyValueStore(),
         own: (side) => {
           sides.push(side);
           return {

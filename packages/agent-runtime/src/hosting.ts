@@ -28,8 +28,12 @@ export interface InboundOwnership {
 }
 
 export interface ChannelHosting {
-  /** The channel state of `plugin` (e.g. `chat_b` offsets). Default: `<dataDir>/channels/<plugin>.json`. */
-  state?(plugin: string): KeyValueStore;
+  /**
+   * The channel state an instance of `plugin` gets (e.g. `chat_b` offsets); one store per plugin as far as
+   * the instance can tell (keys are namespaced by instance), asked per instance so that its writes can carry
+   * that instance owner's fence. Default: `<dataDir>/channels/<plugin>.json`.
+   */
+  state?(plugin: string, instance: string): KeyValueStore;
   /**
    * Takes over the inbound side of an instance whose plugin is `singleConsumer`: the runtime does not start
    * it, the owner does, while it holds the instance. Default: the runtime starts it.

@@ -448,15 +448,14 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       for (const plugin of options.channels) {
         const configured = snapshot.plugins.get(plugin.name)?.instances ?? {};
         if (Object.keys(configured).length === 0) continue;
-        const kvStore: KeyValueStore =
-          hosting.state?.(plugin.name) ??
-          createFileKeyValueStore(join(options.dataDir, 'channels', `${plugin.name}.json`));
+        // Opened on first use only: unused when the host keeps channel state elsewhere.
+        const fileStore = createFileKeyValueStore(join(options.dataDir, 'channels', `${plugin.name}.json`));
         const owned = plugin.singleConsumer === true && hosting.own !== undefined;
         for (const [name, config] of Object.entries(configured)) {
           try {
             const instance = plugin.create(name, config, {
               logger: logger.child({ plugin: plugin.name, instance: name }),
-              state: kvStore,
+              state: hosting.state?.(plugin.name, name) ?? fileStore,
               onInbound: hosting.ingress ?? ((msg) => api.handleInbound(msg)),
             });
             instances.set(instanceKey(plugin.name, name), {
