@@ -9,7 +9,6 @@ import {
   type ChannelInstance,
   type ChannelPlugin,
   type InboundMessage,
-  type KeyValueStore,
   type SendResult,
 } from '@agent/channels';
 import type { Binding, ConfigSnapshot, SnapshotStore } from '@agent/config-snapshot';
