@@ -22,7 +22,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).toReversed()) await c();
 });
 
-async function env(): Promise<{ env: TestEnv; fake: FakeModelServer }> {
+async function setup(): Promise<{ env: TestEnv; fake: FakeModelServer }> {
   const fake = await createFakeOpenAI();
   cleanups.push(() => fake.close());
   const env = createTestEnv();
@@ -36,7 +36,7 @@ describe('channel hosting', () => {
     const token = '123456:hosting-token';
     const tg = await createFakeTelegram({ token });
     cleanups.push(() => tg.close());
-    const { env: e, fake } = await env();
+    const { env: e, fake } = await setup();
     e.write('agents.d/a.yaml', agentYaml({ bindings: binding({ plugin: 'chat_b', instance: 'bot' }) }));
     const tokenFile = join(e.root, 'bot.token');
     writeFileSync(tokenFile, token);
@@ -95,7 +95,7 @@ describe('channel hosting', () => {
   });
 
   it('settles every message: done after its turn or a skip, abandoned when the shutdown drops or aborts it', async () => {
-    const { env: e, fake } = await env();
+    const { env: e, fake } = await setup();
     e.write('agents.d/a.yaml', agentYaml({ bindings: binding({ allowlist: { log: ['alice'] } }) }));
     e.write('plugins/log.yaml', `instances:\n  default:\n    file: ${e.outFile}\n`);
     const h = await startRuntime(e);
