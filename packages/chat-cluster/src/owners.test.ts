@@ -37,6 +37,8 @@ interface Watch {
   events: string[];
 }
 const newWatch = (): Watch => ({ running: new Set(), overlaps: 0, events: [] });
+/** The side's start got as far as reading the stored offset. */
+const started = (watch: Watch, name: string): boolean => watch.events.includes(`${name} start`);
 
 /**
  * A side shaped like `chat_b`'s: `start` reads the stored offset, then a loop advances it and persists each
@@ -58,8 +60,8 @@ function polling(name: string, store: KeyValueStore, watch: Watch, failStart = f
         if (failStart) throw new Error('vendor refused the token');
         if (watch.running.size > 0) watch.overlaps += 1;
         watch.running.add(name);
-        watch.events.push(`${name} start`);
         probe.startedWith = await store.get(OFFSET_KEY);
+        watch.events.push(`${name} start`);
         let offset = Number(probe.startedWith ?? '0');
         const abort = new AbortController();
         controller = abort;
@@ -132,7 +134,7 @@ describe('inbound owners', () => {
     const sideA = polling('A', a.store, watch);
     const sideB = polling('B', b.store, watch);
     a.owners.own(sideA.side);
-    await waitFor('A to run', () => watch.running.has('A'));
+    await waitFor('A to run', () => started(watch, 'A'));
     b.owners.own(sideB.side);
     await waitFor('A to persist offsets', () => Number(sideA.lastWritten ?? 0) >= 3);
     // B campaigned at once and at least once more since: it never got the instance.
@@ -149,7 +151,7 @@ describe('inbound owners', () => {
     // A crash as the database sees it: A's renewals stop, nothing is given up.
     const cutAt = performance.now();
     await link.cut();
-    await waitFor('B to run', () => watch.running.has('B'), 5000);
+    await waitFor('B to run', () => started(watch, 'B'), 5000);
     const takeoverMs = performance.now() - cutAt;
     // The database lets B in only after A's last renewal plus the TTL; B tries every TTL/3.
     expect(takeoverMs).toBeLessThan(TTL + TTL / 3 + 1000);
@@ -194,7 +196,7 @@ describe('inbound owners', () => {
     const sideA = polling('A', a.store, watch);
     const sideB = polling('B', b.store, watch);
     const ownership = a.owners.own(sideA.side);
-    await waitFor('A to run', () => watch.running.has('A'));
+    await waitFor('A to run', () => started(watch, 'A'));
     b.owners.own(sideB.side);
     await waitFor('A to persist', () => sideA.lastWritten !== undefined);
 
@@ -206,7 +208,7 @@ describe('inbound owners', () => {
     ]);
     // Released sides keep a fence no write passes.
     expect(a.owners.fence(PLUGIN, INSTANCE)).toEqual({ resource: RESOURCE, term: 0 });
-    await waitFor('B to run', () => watch.running.has('B'), 3000);
+    await waitFor('B to run', () => started(watch, 'B'), 3000);
     expect(performance.now() - releasedAt).toBeLessThan(2000);
     expect(watch.events).toEqual(['A start', 'A stop', 'B start']);
     expect(watch.overlaps).toBe(0);
@@ -235,7 +237,7 @@ describe('inbound owners', () => {
     const b = daemon('b#1', { ttlMs: TTL, intervalMs: 250 });
     const sideB = polling('B', b.store, watch);
     b.owners.own(sideB.side);
-    await waitFor('B to run', () => watch.running.has('B'), 3000);
+    await waitFor('B to run', () => started(watch, 'B'), 3000);
     expect(b.owners.owned()).toEqual([`${PLUGIN}/${INSTANCE}`]);
   });
 
@@ -246,11 +248,11 @@ describe('inbound owners', () => {
     const b = daemon('b#1', { ttlMs: TTL, intervalMs: 200 });
     const watch = newWatch();
     a.owners.own(polling('A', a.store, watch).side);
-    await waitFor('A to run', () => watch.running.has('A'));
+    await waitFor('A to run', () => started(watch, 'A'));
     b.owners.own(polling('B', b.store, watch).side);
 
     trusted = false;
-    await waitFor('B to run', () => watch.running.has('B'), 3000);
+    await waitFor('B to run', () => started(watch, 'B'), 3000);
     expect(fields(a.logger, 'channel owner lost')).toEqual([
       { plugin: PLUGIN, instance: INSTANCE, term: 1, reason: 'membership untrusted' },
     ]);
@@ -271,7 +273,7 @@ describe('inbound owners', () => {
     await first.release();
     // Released: the instance may be owned again (a runtime that recreated it).
     a.owners.own(polling('A3', a.store, watch).side);
-    await waitFor('A3 to run', () => watch.running.has('A3'));
+    await waitFor('A3 to run', () => started(watch, 'A3'));
     await a.owners.stop();
     expect(watch.running.size).toBe(0);
     expect(await readLeader(db.pool, db.schema, RESOURCE)).toBeNull();
