@@ -104,7 +104,10 @@ export function createInboundOwners(o: InboundOwnersOptions): InboundOwners {
       driving ??= (async () => {
         while (dirty) {
           dirty = false;
-          await step();
+          // A bug guard: a failing step must neither wedge the side's driver nor reject unheard.
+          await step().catch((err: unknown) =>
+            o.logger.error('channel owner step failed', { ...fields, error: message(err) }),
+          );
         }
         driving = undefined;
       })();
@@ -133,7 +136,9 @@ export function createInboundOwners(o: InboundOwnersOptions): InboundOwners {
             retry_in_ms: retryMs,
           });
           // Whatever the failed start left running goes; then the term goes, so another daemon may try.
-          await side.stop().catch(() => undefined);
+          await Promise.resolve()
+            .then(() => side.stop())
+            .catch(() => undefined);
           phase = 'stopped';
           term = 0;
           void lease.runNow();
