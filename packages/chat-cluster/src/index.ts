@@ -3,5 +3,21 @@
  * (a fenced lease), channel state in PostgreSQL written with the owner's fence, and inbound messages through
  * a NATS JetStream stream partitioned by chat, one consumer per partition.
  */
+export {
+  CHAT_CLUSTER_ERROR_CODES,
+  ChatClusterError,
+  type ChatClusterErrorCode,
+  type ChatClusterErrorInfo,
+} from './errors.js';
+export { migrateChatCluster } from './migrations.js';
+export {
+  createInboundOwners,
+  DEFAULT_OWNER_TTL_MS,
+  ownerResource,
+  type InboundOwners,
+  type InboundOwnersOptions,
+} from './owners.js';
+export { createChannelStateStore, type ChannelStateOptions, type OwnerFence } from './channel-state.js';
+
 /** The stream's default number of partitions. */
 export const DEFAULT_INBOUND_PARTITIONS = 32;
