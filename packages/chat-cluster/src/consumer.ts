@@ -9,7 +9,13 @@
  * at once and in order; otherwise (a turn still running, the lease lost) everything unacked comes again after
  * AckWait, which the server redelivers in stream order.
  */
-import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import {
+  JetStreamApiError,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
 import type { InboundOutcome } from '@agent/agent-runtime';
 import type { InboundMessage } from '@agent/channels';
 import type { Logger } from '@agent/log';
@@ -19,6 +25,8 @@ import type { InboundNames } from './stream.js';
 const NANOS_PER_MS = 1_000_000;
 /** Messages one pull asks for; they wait in the client until handed, and AckWait runs from delivery. */
 const PULL_BATCH = 32;
+/** JetStream API error code. */
+const CONSUMER_NOT_FOUND = 10014;
 
 /** Where a partition's messages go: resolves once queued; `settle` reports how the turn ended. */
 export type InboundHandler = (
@@ -45,7 +53,10 @@ export async function ensurePartitionConsumer(
     max_ack_pending: s.maxAckPending,
     max_deliver: -1,
   };
-  const existing = await jsm.consumers.info(names.stream, durable).catch(() => null);
+  const existing = await jsm.consumers.info(names.stream, durable).catch((err: unknown) => {
+    if (err instanceof JetStreamApiError && err.code === CONSUMER_NOT_FOUND) return null;
+    throw err;
+  });
   if (existing === null) {
     await jsm.consumers.add(names.stream, {
       durable_name: durable,
@@ -95,6 +106,18 @@ function unlessWoken<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
+/**
+ * Sends an ack, nak or progress reply. Once the connection closed (a turn settling after `stop`) there is
+ * nobody to tell: the message comes again after AckWait, as after a crash.
+ */
+function reply(send: () => void): void {
+  try {
+    send();
+  } catch {
+    // Closed connection: see above.
+  }
+}
+
 export interface PartitionConsumerOptions {
   js: JetStreamClient;
   names: InboundNames;
@@ -103,8 +126,10 @@ export interface PartitionConsumerOptions {
   /** Makes sure the durable consumer exists before each (re)start of fetching. */
   ensure: () => Promise<void>;
   handle: InboundHandler;
-  /** How long to wait before handing messages again after the runtime refused one. */
+  /** How long to wait before handing messages again after the runtime refused one (or fetching failed). */
   retryMs: number;
+  /** Whether the NATS connection is up (fetch failures while it is down are not logged). */
+  connected: () => boolean;
   logger: Logger;
 }
 
@@ -143,9 +168,10 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
   let loop: Promise<void> = Promise.resolve();
   let idleWaiters: (() => void)[] = [];
   let heartbeat: TimerHandle | undefined;
+  let failing = false;
 
   const beat = (): void => {
-    for (const h of inFlight.values()) h.msg.working();
+    for (const h of inFlight.values()) reply(() => h.msg.working());
     heartbeat = setTimer(beat, Math.max(100, Math.floor(o.ackWaitMs / 3)), { unref: true });
   };
   beat();
@@ -174,7 +200,7 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
     if (body === null) {
       log.warn('chat inbound message malformed, dropped', { seq: msg.seq, subject: msg.subject });
       // No reason text: servers before 2.11 would not read it as a termination.
-      msg.term();
+      reply(() => msg.term());
       return true;
     }
     const handed: Handed = { msg };
@@ -184,7 +210,7 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
       if (settled) return;
       settled = true;
       inFlight.delete(msg.seq);
-      if (outcome === 'done') handed.msg.ack();
+      if (outcome === 'done') reply(() => handed.msg.ack());
       else keep(handed.msg);
       settledNow();
     };
@@ -215,13 +241,14 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
     );
     const messages = await consumer.consume({ max_messages: PULL_BATCH });
     current = messages;
+    failing = false;
     if (state !== 'consuming') messages.stop();
     let refused = false;
     for await (const msg of messages) {
       if (state === 'gone') continue;
       if (refused) {
         // After a refusal nothing later is handed before it: all come again, in order, after the wait.
-        msg.nak(o.retryMs);
+        reply(() => msg.nak(o.retryMs));
         continue;
       }
       if (state !== 'consuming') {
@@ -230,7 +257,7 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
       }
       if (!(await deliver(msg))) {
         refused = true;
-        msg.nak(o.retryMs);
+        reply(() => msg.nak(o.retryMs));
         messages.stop();
       }
     }
@@ -247,9 +274,13 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
       } catch (err) {
         current = undefined;
         if (state !== 'consuming') break;
-        log.warn('chat inbound partition fetch failed, retrying', {
-          error: err instanceof Error ? err.message : String(err),
-        });
+        // Once per streak, and not while disconnected: the connection's own log says that.
+        if (!failing && o.connected()) {
+          failing = true;
+          log.warn('chat inbound partition fetch failed, retrying', {
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
         await sleep(o.retryMs, wake.signal);
       }
     }
@@ -264,7 +295,7 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
 
   /** Nak's the kept messages in stream order: due at once, they come again before anything newer. */
   const returnKept = (): void => {
-    for (const seq of Array.from(kept.keys()).sort((a, b) => a - b)) kept.get(seq)?.nak();
+    for (const seq of Array.from(kept.keys()).sort((a, b) => a - b)) reply(() => kept.get(seq)?.nak());
     kept.clear();
   };
 

@@ -142,6 +142,8 @@ export function startPartitionOwner(o: PartitionOwnerOptions): PartitionOwner {
       if (want.has(p) && h.drainUntil === undefined) {
         h.drainUntil = now + o.drainTimeoutMs;
         await h.consumer.pause();
+        // Hand it over as soon as its last turn ends, not at the next round.
+        if (h.consumer.inFlight() > 0) void h.consumer.settled().then(() => void round());
       } else if (!want.has(p) && h.drainUntil !== undefined) {
         delete h.drainUntil;
         if (!paused) h.consumer.resume();
@@ -193,6 +195,7 @@ export function startPartitionOwner(o: PartitionOwnerOptions): PartitionOwner {
   };
 
   const round = (): Promise<void> => {
+    if (stopped) return Promise.resolve();
     if (running) return running;
     timer?.cancel();
     running = once().finally(() => {

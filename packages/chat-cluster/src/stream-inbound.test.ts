@@ -206,6 +206,31 @@ describe('chat inbound through JetStream', () => {
     expect(b.calls).toEqual([]);
   });
 
+  it('a partition being handed over waits for its turn in flight, then goes at once', async () => {
+    let live = 1;
+    const a = await start('a#1', { live: () => live, behave: () => {} });
+    // With a second member, 'a#1' gives up 0-3 (the end of its order 4 5 6 7 0 1 2 3).
+    const chat = chatIn([0], 8);
+    const m = message(chat);
+    await a.inbound.ingress(m);
+    await waitFor('a to get it', () => a.calls.length === 1);
+
+    live = 2;
+    const b = await start('b#1', { live: () => live });
+    await waitFor('b to get the idle ones', () => b.inbound.ownedPartitions().length === 3);
+    expect(b.inbound.ownedPartitions()).toEqual([1, 2, 3]);
+    await a.inbound.ingress(message(chat)); // fetched by nobody while partition 0 drains
+    await sleep(3 * (TTL / 3));
+    expect(a.inbound.ownedPartitions()).toEqual([0, 4, 5, 6, 7]);
+
+    a.calls[0]!.settle('done');
+    await waitFor('b to get partition 0', () => b.inbound.ownedPartitions().includes(0), TTL);
+    await waitFor('b to handle the message that waited', () => b.calls.length === 1);
+    expect(b.calls[0]!.msg.chatId).toBe(chat);
+    expect(b.calls[0]!.msg.messageId).not.toBe(m.messageId);
+    expect(a.calls.length).toBe(1);
+  });
+
   it('an abandoned turn is given back at stop and handled by the next owner at once', async () => {
     const a = await start('a#1', { behave: () => {} });
     const b = await start('b#1');
@@ -287,34 +312,48 @@ describe('chat inbound through JetStream', () => {
     await waitFor('nothing left unacked', async () => (await consumerInfo(p)).num_ack_pending === 0);
   });
 
-  it('while NATS is unreachable ingress is refused at once, logged once per outage', async () => {
+  it('while NATS is unreachable ingress is refused at once, logged once; after it is back all goes on', async () => {
     const link = await cuttableLink(NATS_URL);
+    stops.push(() => link.close());
     const a = await start('a#1', { servers: link.url });
     await a.inbound.ingress(message('chat-1'));
-    await link.cut();
-    await waitFor(
-      'the disconnect',
-      () =>
-        logger.find('chat inbound disconnected from NATS: new chat messages are refused until it is back')
-          .length === 1,
-    );
+    await waitFor('the first message handled', () => a.calls.length === 1);
+    link.cut();
+    const disconnected =
+      'chat inbound disconnected from NATS: new chat messages are refused until it is back';
+    await waitFor('the disconnect', () => logger.find(disconnected).length === 1);
     for (let i = 0; i < 3; i++) {
       const err = await a.inbound.ingress(message('chat-1')).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ChatStreamError);
       expect(err).toMatchObject({ code: 'CHAT_STREAM_UNAVAILABLE' });
     }
-    expect(
-      logger.records.filter((r) => r.level === 'warn' && r.msg.startsWith('chat inbound disconnected'))
-        .length,
-    ).toBe(1);
+    expect(logger.records.filter((r) => r.level === 'warn').map((r) => r.msg)).toEqual([disconnected]);
+
+    link.restore();
+    await waitFor('the reconnect', () => logger.find('chat inbound reconnected to NATS').length === 1, 8000);
+    const m = message('chat-1');
+    await a.inbound.ingress(m);
+    await waitFor(
+      'the message after the outage handled',
+      () => a.calls.some((c) => c.msg.messageId === m.messageId),
+      8000,
+    );
+    expect(a.inbound.ownedPartitions().length).toBe(8);
   });
 });
 
-/** A TCP link to NATS that a test can cut: `cut()` closes the listener and every open connection. */
-async function cuttableLink(targetUrl: string): Promise<{ url: string; cut(): Promise<void> }> {
+/** A TCP link to NATS that a test can cut (every connection closed, new ones refused) and restore. */
+async function cuttableLink(
+  targetUrl: string,
+): Promise<{ url: string; cut(): void; restore(): void; close(): Promise<void> }> {
   const target = new URL(targetUrl);
   const sockets = new Set<Socket>();
+  let refusing = false;
   const server = createServer((client) => {
+    if (refusing) {
+      client.destroy();
+      return;
+    }
     const upstream = createConnection(Number(target.port || 4222), target.hostname);
     for (const s of [client, upstream]) {
       sockets.add(s);
@@ -327,7 +366,14 @@ async function cuttableLink(targetUrl: string): Promise<{ url: string; cut(): Pr
   const port = (server.address() as { port: number }).port;
   return {
     url: `nats://127.0.0.1:${port}`,
-    cut: () =>
+    cut() {
+      refusing = true;
+      for (const s of sockets) s.destroy();
+    },
+    restore() {
+      refusing = false;
+    },
+    close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
         server.close(() => resolve());

@@ -159,6 +159,7 @@ export async function startChatInbound(o: ChatInboundOptions): Promise<ChatInbou
         ensure: () => ensurePartitionConsumer(jsm, names, partition, settings),
         handle: o.handle,
         retryMs: REFUSED_RETRY_MS,
+        connected: connection.up,
         logger,
       }),
     flush: async () => {
