@@ -10,7 +10,9 @@ import { ChatStreamError } from './stream-errors.js';
 /** Dot-separated tokens of letters, digits, `_` and `-` (as `broker.yaml` `subject_prefix`); at most 64. */
 const PREFIX = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 const MAX_PREFIX_LENGTH = 64;
-const BASE_STREAM = 'AGENT_INBOUND';
+/** Where inbound subjects start (after the prefix); the stream is named after it: `AGENT_INBOUND`. */
+const SUBJECT_BASE = 'agent.inbound';
+const BASE_STREAM = SUBJECT_BASE.toUpperCase().replaceAll('.', '_');
 const NANOS_PER_MS = 1_000_000;
 
 /** The stream's default number of partitions. */
@@ -76,8 +78,8 @@ export function inboundNames(subjectPrefix = ''): InboundNames {
         : `${safe}_${BASE_STREAM}_${fnv1a(prefix).toString(16).padStart(8, '0')}`;
   return {
     stream,
-    subject: (p) => `${head}agent.inbound.${p}`,
-    subjects: `${head}agent.inbound.*`,
+    subject: (p) => `${head}${SUBJECT_BASE}.${p}`,
+    subjects: `${head}${SUBJECT_BASE}.*`,
     consumer: (p) => `inbound-${p}`,
   };
 }
