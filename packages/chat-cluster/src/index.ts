@@ -18,6 +18,25 @@ export {
   type InboundOwnersOptions,
 } from './owners.js';
 export { createChannelStateStore, type ChannelStateOptions, type OwnerFence } from './channel-state.js';
-
-/** The stream's default number of partitions. */
-export const DEFAULT_INBOUND_PARTITIONS = 32;
+export {
+  DEFAULT_INBOUND_PARTITIONS,
+  DEFAULT_STREAM_MAX_AGE_MS,
+  DEFAULT_STREAM_MAX_BYTES,
+  inboundNames,
+  type InboundNames,
+  type StreamLimits,
+} from './stream.js';
+export {
+  DEFAULT_INBOUND_ACK_WAIT_MS,
+  DEFAULT_INBOUND_LEASE_TTL_MS,
+  startChatInbound,
+  type ChatInbound,
+  type ChatInboundOptions,
+} from './stream-inbound.js';
+export type { InboundHandler } from './consumer.js';
+export {
+  CHAT_STREAM_ERROR_CODES,
+  ChatStreamError,
+  type ChatStreamErrorCode,
+  type ChatStreamErrorInfo,
+} from './stream-errors.js';
