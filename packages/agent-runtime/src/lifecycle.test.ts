@@ -387,6 +387,15 @@ describe('transcripts', () => {
     expect(a).not.toContain('/');
     expect(a).not.toBe(b);
   });
+
+  it('names files per daemon when given one, so daemons sharing a disk never write one file', () => {
+    const k = { agentId: 'a', bindingIndex: 0, plugin: 'chat_b', instance: 'main', chatId: '42' };
+    expect(transcriptFileName(k)).toBe('b0-chat_b-main-42.jsonl');
+    expect(transcriptFileName(k, 'host-a')).toBe('b0-chat_b-main-42.host-a.jsonl');
+    expect(transcriptFileName({ ...k, chatId: 'a/b' }, 'host-a')).toMatch(
+      /^b0-chat_b-main-a_b-[0-9a-f]{10}\.host-a\.jsonl$/,
+    );
+  });
 });
 
 describe('deliver', () => {

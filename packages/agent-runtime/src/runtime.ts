@@ -46,6 +46,8 @@ export interface AgentRuntimeOptions {
   modelClientFactory?: ModelClientFactory;
   /** Channel state, inbound ownership and ingress when several daemons share the channels (cluster mode). */
   hosting?: ChannelHosting;
+  /** Names transcript files per daemon (cluster mode: a session's turns run on several daemons). */
+  daemonId?: string;
 }
 
 export interface DeliverRequest {
@@ -173,7 +175,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     options.modelClientOptions,
     options.modelClientFactory,
   );
-  const transcripts = new TranscriptWriter();
+  const transcripts = new TranscriptWriter(options.daemonId);
   const instances = new Map<string, RunningInstance>();
   const sessions = new Map<string, Session>();
   const inFlight = new Set<InFlight>();

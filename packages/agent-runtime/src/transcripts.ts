@@ -34,14 +34,16 @@ export function sessionKeyString(k: SessionKey): string {
 /**
  * File name of a session's transcript: `b<binding>-<plugin>-<instance>-<chat>.jsonl`, with
  * characters outside `[A-Za-z0-9_.-]` replaced by `_` and, when anything was replaced, a short hash
- * of the real ids so that two chats never share a file.
+ * of the real ids so that two chats never share a file. With `daemonId` (cluster mode), the file is that
+ * daemon's part of the session: `….<daemon_id>.jsonl`, so daemons sharing a disk never write one file.
  */
-export function transcriptFileName(k: SessionKey): string {
+export function transcriptFileName(k: SessionKey, daemonId?: string): string {
   const raw = `b${k.bindingIndex}-${k.plugin}-${k.instance}-${k.chatId}`;
   const safe = raw.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 120);
-  if (safe === raw) return `${raw}.jsonl`;
+  const ext = daemonId === undefined ? '.jsonl' : `.${daemonId.replace(/[^A-Za-z0-9_.-]/g, '_')}.jsonl`;
+  if (safe === raw) return `${raw}${ext}`;
   const hash = createHash('sha256').update(sessionKeyString(k)).digest('hex').slice(0, 10);
-  return `${safe}-${hash}.jsonl`;
+  return `${safe}-${hash}${ext}`;
 }
 
 /** Cuts a torn last line (no trailing newline) left by a crash. */
@@ -76,6 +78,9 @@ function repairTail(path: string): void {
 }
 
 export class TranscriptWriter {
+  /** `daemonId`: name the files per daemon (see `transcriptFileName`). */
+  constructor(private readonly daemonId?: string) {}
+
   private readonly repaired = new Set<string>();
   private readonly chains = new Map<string, Promise<void>>();
 
@@ -86,7 +91,7 @@ export class TranscriptWriter {
     records: readonly TranscriptRecord[],
     onError: (e: unknown) => void,
   ): Promise<void> {
-    const path = join(dir, transcriptFileName(key));
+    const path = join(dir, transcriptFileName(key, this.daemonId));
     const prev = this.chains.get(path) ?? Promise.resolve();
     const next = prev.then(async () => {
       try {
