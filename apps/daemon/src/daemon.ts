@@ -233,6 +233,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       dataDir,
       ...(sharedMemory ? { memory: sharedMemory } : {}),
       ...(chat ? { hosting: chat.hosting } : {}),
+      ...(node ? { daemonId: node.settings.daemonId } : {}),
     });
     chat?.attach(runtime);
     const started = await runtime.start();

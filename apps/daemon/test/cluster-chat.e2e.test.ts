@@ -1,6 +1,7 @@
 // Chat across daemons in cluster mode, through real daemons on the real PostgreSQL and NATS JetStream: one
 // daemon at a time polls a chat_b bot, every message is answered once and in order per chat, and a killed
 // owner's bot is polled again by another daemon within the owner TTL + 3 s, its offset resumed.
+import { readdirSync } from 'node:fs';
 import { createFakeTelegram, type FakeTelegram } from '@agent/channels/testing';
 import { createFakeOpenAI, openaiText, type FakeModelServer } from '@agent/model-providers/testing';
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
@@ -132,6 +133,14 @@ describe('cluster mode: chat across daemons', () => {
     await until(() => tg.sends.length >= 12, 30_000, 'three more replies');
     for (const chat of [1, 2, 3]) expect(repliesTo(chat).at(-1)).toBe(`re c${chat}m4 after 3`);
     expect(tg.sends).toHaveLength(12);
+    // Each daemon writes its part of a session's transcript to a file named after it.
+    const transcripts = ws.map((w) =>
+      readdirSync(w.root, { recursive: true, encoding: 'utf8' }).filter((f) => f.includes('b0-chat_b-main-')),
+    );
+    expect(transcripts.flat().length).toBeGreaterThan(0);
+    transcripts.forEach((files, i) => {
+      for (const f of files) expect(f).toMatch(new RegExp(`b0-chat_b-main-\\d\\.host-${'abc'[i]}\\.jsonl$`));
+    });
   });
 
   it('a bot token rotated on every host is refused by `agent reload` with the fix, and reaches the owner as the next version', async () => {
