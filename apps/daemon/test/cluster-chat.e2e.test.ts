@@ -2,7 +2,13 @@
 // daemon at a time polls a chat_b bot, every message is answered once and in order per chat, and a killed
 // owner's bot is polled again by another daemon within the owner TTL + 3 s, its offset resumed.
 import { readdirSync } from 'node:fs';
-import { createFakeTelegram, type FakeTelegram } from '@agent/channels/testing';
+import { signWebhookBody } from '@agent/channels';
+import {
+  createFakeTelegram,
+  createFakeWhatsApp,
+  textWebhookPayload,
+  type FakeTelegram,
+} from '@agent/channels/testing';
 import { createFakeOpenAI, openaiText, type FakeModelServer } from '@agent/model-providers/testing';
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -175,5 +181,58 @@ describe('cluster mode: chat across daemons', () => {
     await until(() => tg.sends.length === 1, 15_000, 'the reply with the new token');
     expect(tg.sends[0]).toMatchObject({ chatId: '5', text: 're after the rotation after 0' });
     for (const d of ds) expect(d.lines.join('\n')).not.toContain('an-old-token');
+  });
+
+  it('a chat_a webhook is taken by any daemon, and a vendor retry that reaches another daemon is one turn', async () => {
+    const wa = await createFakeWhatsApp();
+    try {
+      const ws = hosts(['host-a', 'host-b']);
+      ws[0]!.write(
+        'plugins/chat_a.yaml',
+        `instances:\n  wa:\n    phone_number_id: "1"\n    access_token: tok-1234\n    app_secret: sec-1234\n    verify_token: ver-1234\n    base_url: ${wa.baseUrl}\n    listen: 127.0.0.1:0\n`,
+      );
+      ws[0]!.write(
+        'agents.d/a.yaml',
+        'model:\n  provider: main\n  name: m1\nsystem_prompt: You are A.\ninbound_bindings:\n  - plugin: chat_a\n    instance: wa\n',
+      );
+      const pushed = await runCli(ws[0]!, ['config', 'push', '--config-dir', 'config']);
+      expect(pushed.code, pushed.stderr).toBe(0);
+      const ds: DaemonProcess[] = [];
+      for (const w of ws) ds.push(await scope.start(w));
+      const ports = await Promise.all(
+        ds.map(async (d) =>
+          Number(
+            /msg="channel webhook listening".* port=(\d+)/.exec(
+              await d.waitFor(/channel webhook listening/),
+            )![1],
+          ),
+        ),
+      );
+      const post = (port: number, id: string, text: string) => {
+        const body = JSON.stringify(textWebhookPayload([{ phoneNumberId: '1', from: '4915100', id, text }]));
+        return fetch(`http://127.0.0.1:${port}/webhook`, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-hub-signature-256': signWebhookBody(body, 'sec-1234'),
+          },
+          body,
+        });
+      };
+      // The same message to both daemons (a retry after a lost 200), then the next one to either.
+      const answers = await Promise.all([
+        post(ports[0]!, 'wamid.1', 'hello'),
+        post(ports[1]!, 'wamid.1', 'hello'),
+      ]);
+      expect(answers.map((r) => r.status)).toEqual([200, 200]);
+      expect((await post(ports[1]!, 'wamid.2', 'again')).status).toBe(200);
+      await until(() => wa.sends.length >= 2, 15_000, 'two replies');
+      // A duplicate turn would answer within the turn's time; give it that long to show up.
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(wa.sends.map((x) => x.text)).toEqual(['re hello after 0', 're again after 1']);
+      expect(ds.reduce((n, d) => n + d.count(/inbound matched binding/), 0)).toBe(2);
+    } finally {
+      await wa.close();
+    }
   });
 });
