@@ -83,6 +83,19 @@ function hosts(ids: string[], tokenFile?: string): Workdir[] {
 const OWNER = /channel owner acquired/;
 const repliesTo = (chat: number) => tg.sends.filter((s) => s.chatId === String(chat)).map((s) => s.text);
 
+/** A signed `chat_a` webhook with one text message, posted to a daemon's listener. */
+const postWebhook = (port: number, id: string, text: string) => {
+  const body = JSON.stringify(textWebhookPayload([{ phoneNumberId: '1', from: '4915100', id, text }]));
+  return fetch(`http://127.0.0.1:${port}/webhook`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-hub-signature-256': signWebhookBody(body, 'sec-1234'),
+    },
+    body,
+  });
+};
+
 describe('cluster mode: chat across daemons', () => {
   it('one daemon polls the bot; each message is answered once and in order; a killed owner is replaced within the TTL + 3 s', async () => {
     const ws = hosts(['host-a', 'host-b', 'host-c']);
@@ -208,24 +221,13 @@ describe('cluster mode: chat across daemons', () => {
           ),
         ),
       );
-      const post = (port: number, id: string, text: string) => {
-        const body = JSON.stringify(textWebhookPayload([{ phoneNumberId: '1', from: '4915100', id, text }]));
-        return fetch(`http://127.0.0.1:${port}/webhook`, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'x-hub-signature-256': signWebhookBody(body, 'sec-1234'),
-          },
-          body,
-        });
-      };
       // The same message to both daemons (a retry after a lost 200), then the next one to either.
       const answers = await Promise.all([
-        post(ports[0]!, 'wamid.1', 'hello'),
-        post(ports[1]!, 'wamid.1', 'hello'),
+        postWebhook(ports[0]!, 'wamid.1', 'hello'),
+        postWebhook(ports[1]!, 'wamid.1', 'hello'),
       ]);
       expect(answers.map((r) => r.status)).toEqual([200, 200]);
-      expect((await post(ports[1]!, 'wamid.2', 'again')).status).toBe(200);
+      expect((await postWebhook(ports[1]!, 'wamid.2', 'again')).status).toBe(200);
       await until(() => wa.sends.length >= 2, 15_000, 'two replies');
       // A duplicate turn would answer within the turn's time; give it that long to show up.
       await new Promise((r) => setTimeout(r, 1000));
