@@ -252,7 +252,16 @@ export async function clusterView(node: ClusterNode): Promise<AdminClusterStatus
       applied_config_hash: m.appliedConfigHash,
       ticks_in_flight: m.ticksInFlight,
       jobs_held: m.jobsHeld,
+      inbound_partitions: m.inboundPartitions,
     })),
+    channel_owners:
+      s.channelOwners?.map((o) => ({
+        plugin: o.plugin,
+        instance: o.instance,
+        daemon_id: o.daemonId,
+        term: o.term,
+        expires_in_ms: o.expiresInMs,
+      })) ?? null,
   };
 }
 

@@ -5,6 +5,7 @@ export type {
   AdminAgent,
   AdminAgentList,
   AdminErrorBody,
+  AdminChannelOwner,
   AdminClusterStatus,
   AdminReloadRecord,
   AdminReloads,

@@ -212,12 +212,12 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     method: 'GET',
     path: '/admin/cluster',
     purpose:
-      'Cluster mode: every member with its state, last heartbeat, release, applied config version and jobs held, the leader and the desired config version, read from PostgreSQL.',
+      'Cluster mode: every member with its state, last heartbeat, release, applied config version, jobs held and inbound chat partitions held, the leader, the desired config version and the owner of each single-consumer channel instance (the daemon polling a `chat_b` bot), read from PostgreSQL.',
     request: 'none',
     responses: [
       {
         status: 200,
-        body: '`{"desired_config_version", "leader": {"daemon_id", "term"} | null, "members": [{"daemon_id", "host", "version", "state": "live"|"stale"|"left", "seen_ago_ms", "applied_config_version", "applied_config_hash", "ticks_in_flight", "jobs_held"}]}`',
+        body: '`{"desired_config_version", "leader": {"daemon_id", "term"} | null, "members": [{"daemon_id", "host", "version", "state": "live"|"stale"|"left", "seen_ago_ms", "applied_config_version", "applied_config_hash", "ticks_in_flight", "jobs_held", "inbound_partitions"}], "channel_owners": [{"plugin", "instance", "daemon_id", "term", "expires_in_ms"}]}`. `channel_owners` holds the unexpired owner leases by plugin and instance (`[]` while no daemon polls any); `jobs_held`, `inbound_partitions` and `channel_owners` are `null` when the daemon cannot tell.',
       },
       { status: 404, body: '`ADMIN_NOT_FOUND`: this daemon runs in single-host mode (no `cluster.yaml`).' },
     ],

@@ -171,5 +171,21 @@ export interface AdminClusterStatus {
     ticks_in_flight: number;
     /** Null when the daemon cannot tell. */
     jobs_held: number | null;
+    /** Inbound chat partitions this member runs the turns of; null when the daemon cannot tell. */
+    inbound_partitions: number | null;
   }[];
+  /**
+   * The daemon polling each single-consumer channel instance (a `chat_b` bot) now, by plugin and instance;
+   * empty while none does; null when the daemon cannot tell.
+   */
+  channel_owners: AdminChannelOwner[] | null;
+}
+
+/** The owner lease `channel:<plugin>/<instance>` of `GET /admin/cluster`; it expires unless renewed. */
+export interface AdminChannelOwner {
+  plugin: string;
+  instance: string;
+  daemon_id: string;
+  term: number;
+  expires_in_ms: number;
 }

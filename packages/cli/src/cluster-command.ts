@@ -9,7 +9,8 @@ import type { CliIO } from './io.js';
 export function clusterCommand(io: CliIO): CommandModule {
   return {
     command: 'cluster <action>',
-    describe: 'Cluster mode: `status` lists the members, their config versions and the jobs they hold',
+    describe:
+      'Cluster mode: `status` lists the members, their config versions, the jobs and chat partitions they hold, and who polls each bot',
     builder: (y: Argv) =>
       adminClientOptions(
         y.positional('action', { choices: ['status'] as const, demandOption: true }),

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { clusterReloadReport, type ClusterReloadAck } from './cluster-reload.js';
-import { formatClusterStatus } from './cluster-status.js';
 
 const ack = (daemon: string, over: Partial<ClusterReloadAck> = {}): ClusterReloadAck => ({
   request_id: 'r',
@@ -101,56 +100,5 @@ describe('cluster reload report', () => {
     const r = report(['a'], [ack('a'), ack('d')]);
     expect(r.exitCode).toBe(0);
     expect(r.lines).toContain('daemons 2/2 answered:');
-  });
-});
-
-describe('cluster status', () => {
-  it('one row per member with state, config, jobs and the leader', () => {
-    const lines = formatClusterStatus({
-      desired_config_version: 12,
-      leader: { daemon_id: 'a', term: 3 },
-      members: [
-        {
-          daemon_id: 'a',
-          host: 'a.lan',
-          version: '1.4.0',
-          state: 'live',
-          seen_ago_ms: 1200,
-          applied_config_version: 12,
-          applied_config_hash: 'h',
-          ticks_in_flight: 2,
-          jobs_held: 40,
-        },
-        {
-          daemon_id: 'b',
-          host: 'b.lan',
-          version: '1.4.0',
-          state: 'live',
-          seen_ago_ms: 300,
-          applied_config_version: 11,
-          applied_config_hash: 'g',
-          ticks_in_flight: 0,
-          jobs_held: null,
-        },
-        {
-          daemon_id: 'c',
-          host: 'c.lan',
-          version: '1.3.9',
-          state: 'stale',
-          seen_ago_ms: 200_000,
-          applied_config_version: null,
-          applied_config_hash: null,
-          ticks_in_flight: 0,
-          jobs_held: 0,
-        },
-      ],
-    });
-    expect(lines).toEqual([
-      'cluster: 2 live of 3 members, desired config v12, leader a (term 3)',
-      'DAEMON  HOST   STATE  SEEN       VERSION  CONFIG        JOBS  TICKS  LEADER',
-      'a       a.lan  live   1s ago     1.4.0    v12           40    2      yes (term 3)',
-      'b       b.lan  live   300ms ago  1.4.0    v11 (behind)  -     0',
-      'c       c.lan  stale  3m ago     1.3.9    -             0     0',
-    ]);
   });
 });

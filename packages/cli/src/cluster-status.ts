@@ -1,4 +1,7 @@
-/** `agent cluster status`: members, their config versions and leases, the leader. Pure formatting. */
+/**
+ * `agent cluster status`: members, their config versions, leases and inbound chat partitions, the leader, and
+ * the daemon polling each single-consumer channel instance. Pure formatting.
+ */
 import type { AdminClusterStatus } from '@agent/admin-api';
 import { alignTable } from './format.js';
 import { paint } from './io.js';
@@ -14,7 +17,9 @@ function age(ms: number): string {
 
 export function formatClusterStatus(view: ClusterStatusView, color = false): string[] {
   const desired = view.desired_config_version;
-  const rows = [['DAEMON', 'HOST', 'STATE', 'SEEN', 'VERSION', 'CONFIG', 'JOBS', 'TICKS', 'LEADER']];
+  const rows = [
+    ['DAEMON', 'HOST', 'STATE', 'SEEN', 'VERSION', 'CONFIG', 'JOBS', 'PARTITIONS', 'TICKS', 'LEADER'],
+  ];
   for (const m of view.members) {
     const state =
       m.state === 'live'
@@ -33,6 +38,7 @@ export function formatClusterStatus(view: ClusterStatusView, color = false): str
       m.version,
       config,
       m.jobs_held === null ? '-' : String(m.jobs_held),
+      m.inbound_partitions === null ? '-' : String(m.inbound_partitions),
       String(m.ticks_in_flight),
       view.leader?.daemon_id === m.daemon_id ? `yes (term ${view.leader.term})` : '',
     ]);
@@ -42,5 +48,17 @@ export function formatClusterStatus(view: ClusterStatusView, color = false): str
   return [
     `cluster: ${live} live of ${view.members.length} members, desired config v${desired}, leader ${leader}`,
     ...alignTable(rows),
+    ...channelOwnerLines(view.channel_owners),
   ];
+}
+
+/**
+ * Always shown, so that `none` (no daemon polls any bot now: none is configured, or one is between owners)
+ * is told apart from a daemon that cannot tell.
+ */
+function channelOwnerLines(owners: ClusterStatusView['channel_owners']): string[] {
+  if (owners === null) return ['channel owners: unknown (the daemon could not read them)'];
+  if (owners.length === 0) return ['channel owners: none'];
+  const rows = owners.map((o) => [`${o.plugin}/${o.instance}`, o.daemon_id, `term ${o.term}`]);
+  return ['channel owners:', ...alignTable(rows).map((l) => `  ${l}`)];
 }

@@ -36,5 +36,11 @@ export {
 } from './bundle.js';
 export { collectBundleFiles, HOST_LOCAL_FILES, isClusterWideFile } from './bundle-files.js';
 export { materializeBundle, type MaterializeOptions } from './materialize.js';
-export { clusterStatus, type ClusterStatus, type ClusterStatusOptions, type MemberStatus } from './status.js';
+export {
+  clusterStatus,
+  type ChannelOwner,
+  type ClusterStatus,
+  type ClusterStatusOptions,
+  type MemberStatus,
+} from './status.js';
 export { createClusterMetrics, type ClusterMetrics } from './metrics.js';
