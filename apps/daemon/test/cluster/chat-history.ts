@@ -13,7 +13,7 @@ export interface ChatReply {
 }
 
 /** One getUpdates call as the Telegram fake saw it. */
-export interface PollRecord {
+interface PollRecord {
   startedAt: number;
   /** Absent when it was still open at the end of observation. */
   endedAt?: number;

@@ -11,14 +11,14 @@ import type { AppliedFault } from './nemesis-run.js';
  * know that it lost the instance (frozen, cut off from PostgreSQL, its lease not yet expired where the others
  * look), so a getUpdates of its may still meet the new owner's.
  */
-export const inTrustWindow = (f: AppliedFault, t: number, p: ChatCheckParams): boolean =>
+const inTrustWindow = (f: AppliedFault, t: number, p: ChatCheckParams): boolean =>
   f.startedAt <= t && t <= f.healedAt + p.ownerTtlMs + chatSlackMs(p);
 
 /**
  * The moments two getUpdates of the bot were open at once: when the fake cut an open one off with 409 because
  * another arrived, and when one started before an earlier one ended without such a cut.
  */
-export function concurrentPolls(c: ChatHistory): number[] {
+function concurrentPolls(c: ChatHistory): number[] {
   const at: number[] = [];
   let openUntil = -Infinity;
   for (const poll of c.polls) {

@@ -27,7 +27,7 @@ export const chatSlackMs = (p: ChatCheckParams): number => p.slackMs ?? 3000;
 export const redeliveryWindowMs = (p: ChatCheckParams): number => p.ackWaitMs + p.ownerTtlMs + chatSlackMs(p);
 
 /** A fault's window: from its start to its heal + the redelivery window. */
-export const inFaultWindow = (f: AppliedFault, t: number, p: ChatCheckParams): boolean =>
+const inFaultWindow = (f: AppliedFault, t: number, p: ChatCheckParams): boolean =>
   f.startedAt <= t && t <= f.healedAt + redeliveryWindowMs(p);
 
 export const iso = (t: number): string => new Date(t).toISOString();
