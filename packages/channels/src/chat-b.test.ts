@@ -166,6 +166,39 @@ describe('chat_b inbound (getUpdates long polling)', () => {
     expect(logger.lines.join('\n')).not.toContain('AAH-secret');
   });
 
+  it('new credentials end a poll backoff at once', async () => {
+    const fake = await startFake();
+    fake.enqueueText({ chatId: 1, text: 'with the right token' });
+    const logger = createMemoryLogger();
+    const inbound = createInboundCollector();
+    let woken = 0;
+    const channel = chatBChannel.create(
+      'bot1',
+      { base_url: fake.baseUrl, bot_token: '123456789:AAH-an_old_token' },
+      {
+        logger,
+        state: createMemoryKeyValueStore(),
+        onInbound: inbound.onInbound,
+        now: () => NOW,
+        // A backoff that only ends when aborted: without the wake the poll would never come back.
+        sleep: (_ms, signal) =>
+          new Promise((_resolve, reject) =>
+            signal?.addEventListener('abort', () => {
+              woken++;
+              reject(signal.reason as Error);
+            }),
+          ),
+      },
+    );
+    cleanups.push(() => channel.stop());
+    await channel.start();
+    await waitUntil(() => logger.find('channel poll failed').length === 1);
+    expect(logger.find('channel poll failed')[0]?.fields.status).toBe(401);
+    channel.updateCredentials({ base_url: fake.baseUrl, bot_token: TOKEN });
+    await inbound.waitForAccepted(1);
+    expect(woken).toBe(1);
+  });
+
   it('passes allowed_updates as a JSON array', async () => {
     const fake = await startFake();
     fake.enqueueText({ chatId: 1, text: 'x' });

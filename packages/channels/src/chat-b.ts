@@ -172,6 +172,8 @@ class ChatBChannelInstance implements ChatBInstance {
   private readonly clock: ReturnType<typeof depsClock>;
   private controller: AbortController | undefined;
   private loop: Promise<void> | undefined;
+  /** Ends a poll backoff early: new credentials deserve a try now, not after up to a minute. */
+  private backoffWake = new AbortController();
 
   constructor(
     private readonly instance: string,
@@ -185,6 +187,8 @@ class ChatBChannelInstance implements ChatBInstance {
 
   updateCredentials(config: ChatBConfig): void {
     this.config = resolveConfig(config);
+    this.backoffWake.abort();
+    this.backoffWake = new AbortController();
   }
 
   async start(): Promise<void> {
@@ -281,7 +285,7 @@ class ChatBChannelInstance implements ChatBInstance {
       const exp = Math.min(CHAT_B_MAX_POLL_BACKOFF_MS, 1000 * 2 ** (failures - 1));
       const wait =
         retryAfterSecs !== undefined ? Math.min(3_600_000, Math.max(exp, retryAfterSecs * 1000)) : exp;
-      await this.clock.sleep(wait, signal).catch(() => {});
+      await this.clock.sleep(wait, AbortSignal.any([signal, this.backoffWake.signal])).catch(() => {});
     };
     while (!signal.aborted) {
       const c = this.config;

@@ -72,6 +72,39 @@ export const clusterFileSchema = {
         },
       },
     },
+    chat: {
+      type: 'object',
+      additionalProperties: false,
+      default: {},
+      description:
+        'Chat agents across the daemons: one owner per single-consumer channel instance (`chat_b`), inbound messages through a NATS JetStream stream partitioned by chat. The same values on every daemon.',
+      properties: {
+        partitions: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1024,
+          default: 32,
+          description:
+            'Inbound partitions: each chat maps to one, each partition is run by one daemon at a time (its turns in order). The same on every daemon; changing it re-maps chats, so change it with no message in flight.',
+        },
+        owner_ttl_secs: {
+          type: 'integer',
+          minimum: 3,
+          maximum: 300,
+          default: 15,
+          description:
+            'How long a channel instance owner or a partition owner keeps its lease without renewing it: the failover time of inbound chat.',
+        },
+        ack_wait_secs: {
+          type: 'integer',
+          minimum: 5,
+          maximum: 3600,
+          default: 30,
+          description:
+            'How long an inbound message handed to a daemon waits for its turn to end before another daemon gets it (a crashed daemon repeats at most its turns in flight, after this).',
+        },
+      },
+    },
     heartbeat: {
       type: 'object',
       additionalProperties: false,

@@ -28,7 +28,27 @@ describe('cluster.yaml', () => {
       postgres: { url: 'postgres://u:secret@db:5432/agent', schema: 'agent', poolMax: 10 },
       claim: { maxConcurrentTicks: 64, pollMaxMs: 1000 },
       heartbeat: { intervalMs: 5000, staleAfterMs: 15000 },
+      chat: { partitions: 32, ownerTtlMs: 15000, ackWaitMs: 30000 },
     });
+  });
+
+  it('reads the chat settings in ms and refuses a TTL under 3 s at its key', () => {
+    const ok = pool.make({
+      ...baseFiles(),
+      'cluster.yaml':
+        'postgres: { url: "postgres://x" }\nchat:\n  partitions: 8\n  owner_ttl_secs: 6\n  ack_wait_secs: 10\n',
+    });
+    expect(clusterOf(load(ok).snapshot!)?.chat).toEqual({
+      partitions: 8,
+      ownerTtlMs: 6000,
+      ackWaitMs: 10000,
+    });
+    const bad = pool.make({
+      ...baseFiles(),
+      'cluster.yaml': 'postgres: { url: "postgres://x" }\nchat:\n  owner_ttl_secs: 1\n',
+    });
+    const issue = load(bad).errors.find((i) => i.section === 'cluster')!;
+    expect(issue).toMatchObject({ path: 'chat.owner_ttl_secs', line: 3 });
   });
 
   it('enabled: false is single-host mode', () => {

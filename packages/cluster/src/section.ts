@@ -26,6 +26,7 @@ export interface ClusterSettings {
   readonly postgres: { readonly url: string; readonly schema: string; readonly poolMax: number };
   readonly claim: { readonly maxConcurrentTicks: number; readonly pollMaxMs: number };
   readonly heartbeat: { readonly intervalMs: number; readonly staleAfterMs: number };
+  readonly chat: { readonly partitions: number; readonly ownerTtlMs: number; readonly ackWaitMs: number };
   /** Where `enabled` (or the document) is, for issues that point into the file. */
   readonly position?: { line: number; column: number };
 }
@@ -91,6 +92,11 @@ function readClusterSection(ctx: SectionContext, host: string): SectionResult<Cl
     heartbeat: {
       intervalMs: heartbeat.interval_secs * 1000,
       staleAfterMs: heartbeat.stale_after_secs * 1000,
+    },
+    chat: {
+      partitions: doc.chat?.partitions ?? 32,
+      ownerTtlMs: (doc.chat?.owner_ttl_secs ?? 15) * 1000,
+      ackWaitMs: (doc.chat?.ack_wait_secs ?? 30) * 1000,
     },
     ...(position ? { position } : {}),
   };
