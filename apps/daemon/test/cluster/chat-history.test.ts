@@ -13,7 +13,7 @@ const started = (daemonId: string, at: number, instance = 'main') => ({
 });
 
 describe('poller spans', () => {
-  it('open at a start and close at a stop, a kill of the daemon, or its next incarnation', () => {
+  it('open at a start and close at a stop, a kill of the daemon, or its next start', () => {
     const spans = pollerSpans(
       [
         started('a', 100),
@@ -21,7 +21,9 @@ describe('poller spans', () => {
         { daemonId: 'a', at: 300, msg: 'channel polling stopped', plugin: 'chat_b', instance: 'main' },
         started('b', 310),
         started('c', 320),
-        { daemonId: 'c', at: 700, msg: 'daemon started' },
+        // Logged after the channels started: no boundary.
+        { daemonId: 'c', at: 330, msg: 'daemon started' },
+        started('c', 700),
         started('a', 800),
       ],
       [{ kind: 'kill', daemonId: 'b', startedAt: 500, healedAt: 600 }],
@@ -31,12 +33,14 @@ describe('poller spans', () => {
       { daemonId: 'a', from: 100, to: 300 },
       { daemonId: 'b', from: 310, to: 500 },
       { daemonId: 'c', from: 320, to: 700 },
+      { daemonId: 'c', from: 700 },
       { daemonId: 'a', from: 800 },
     ]);
+    expect(pollerAt(spans, 50)).toBeUndefined();
     expect(pollerAt(spans, 200)).toBe('a');
     expect(pollerAt(spans, 400)).toBe('c');
     expect(pollerAt(spans, 600)).toBe('c');
-    expect(pollerAt(spans, 750)).toBeUndefined();
+    expect(pollerAt(spans, 750)).toBe('c');
     expect(pollerAt(spans, 900)).toBe('a');
   });
 });

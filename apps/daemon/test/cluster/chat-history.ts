@@ -66,12 +66,12 @@ interface LogRecord {
 
 const POLLING_STARTED = 'channel polling started';
 const POLLING_STOPPED = 'channel polling stopped';
-const DAEMON_STARTED = 'daemon started';
 
 /**
  * Which daemon ran the poll loop of `plugin`/`instance` when: a span opens at `channel polling started` and
  * closes at `channel polling stopped`, at a kill of its daemon (a killed process logs nothing), or at the
- * daemon's next `daemon started` (a new incarnation: the old one is gone).
+ * daemon's next `channel polling started`. (`daemon started` is no incarnation boundary: a daemon logs it
+ * after its channels started.)
  */
 export function pollerSpans(
   logs: readonly LogRecord[],
@@ -84,7 +84,6 @@ export function pollerSpans(
     const ours = l.plugin === who.plugin && l.instance === who.instance;
     if (ours && l.msg === POLLING_STARTED) events.push({ at: l.at, daemonId: l.daemonId, what: 'start' });
     else if (ours && l.msg === POLLING_STOPPED) events.push({ at: l.at, daemonId: l.daemonId, what: 'stop' });
-    else if (l.msg === DAEMON_STARTED) events.push({ at: l.at, daemonId: l.daemonId, what: 'gone' });
   }
   for (const f of faults)
     if (f.kind === 'kill' && f.daemonId !== undefined)
