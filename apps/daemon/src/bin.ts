@@ -125,12 +125,22 @@ try {
             default: false,
             describe: 'Push again after every save, until Ctrl-C',
           })
+          .option('new-version', {
+            type: 'boolean',
+            default: false,
+            describe:
+              'Store a new version even when the texts are the desired ones: applies secret files or host-local files changed on the hosts',
+          })
           .epilogue(
             'Exit codes: 0 pushed, or the same texts are the desired bundle already; 1 the check failed, not in cluster mode, or PostgreSQL failed; 2 usage error. Daemons apply a pushed bundle at their next heartbeat; `agent reload` applies it at once and reports every daemon.',
           ),
       async (argv) => {
         const { runConfigPush } = await import('./config-push.js');
-        process.exitCode = await runConfigPush(io, { configDir: argv['config-dir'], watch: argv.watch });
+        process.exitCode = await runConfigPush(io, {
+          configDir: argv['config-dir'],
+          watch: argv.watch,
+          newVersion: argv['new-version'],
+        });
       },
     )
     .strict()

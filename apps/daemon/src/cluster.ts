@@ -34,6 +34,8 @@ import { createPollerHints } from './poller-hints.js';
 import type { ReloadPipeline, ReloadSource } from './reload.js';
 import { DAEMON_VERSION } from './version.js';
 
+export { startClusterChat } from './cluster-chat.js';
+
 /** The leader term whose holder exports the per-job gauges (read from PostgreSQL). */
 const LEADER_TERM = 'metrics';
 

@@ -1,5 +1,5 @@
 /**
- * `agent config push [--watch]`: checks the config directory with the `--check-config` path and stores its
+ * `agent config push [--watch] [--new-version]`: checks the config directory with the `--check-config` path and stores its
  * cluster-wide files as the next config bundle in PostgreSQL. Every daemon of the cluster applies it at its
  * next heartbeat; `agent reload` applies it at once and reports every daemon. `--watch` pushes again after
  * each save (the file watcher of single-host mode is off in cluster mode).
@@ -15,6 +15,8 @@ import { loadOptionsFor } from './daemon.js';
 export interface PushArgs {
   configDir: string;
   watch: boolean;
+  /** A new version even when the texts are the desired ones (secret or host-local files changed). */
+  newVersion?: boolean;
 }
 
 /** Resolves with the exit code: 0 pushed (or unchanged), 1 refused or failed. With `--watch`, on a signal. */
@@ -43,7 +45,9 @@ export async function runConfigPush(io: CliIO, args: PushArgs): Promise<number> 
       return 1;
     }
     const files = collectBundleFiles(args.configDir);
-    const pushed = await pushBundle(pool, settings.postgres.schema, files, by);
+    const pushed = await pushBundle(pool, settings.postgres.schema, files, by, {
+      newVersion: args.newVersion === true,
+    });
     io.out(
       pushed.created
         ? `config v${pushed.version} pushed (${Object.keys(files).length} files, hash ${pushed.hash.slice(0, 12)}); daemons apply it at their next heartbeat, or run agent reload`

@@ -213,6 +213,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     // memory.yaml `path` (SQLite) itself.
     const sharedMemory = node && first.memory.enabled ? await clusterMode!.clusterMemory(node) : null;
     if (sharedMemory) cleanups.push(() => sharedMemory.close());
+    // In cluster mode one daemon owns each single-consumer channel instance, and inbound messages go
+    // through the stream partitioned by chat; the cleanup gives both up after the runtime stopped.
+    const chat = node
+      ? await clusterMode!.startClusterChat({
+          node,
+          broker: brokerConfig,
+          drainTimeoutMs: first.runtime.sessions.turn_timeout_ms,
+          logger,
+          registry,
+        })
+      : null;
+    if (chat) cleanups.push(() => chat.stop());
     // Agents: channels, sessions and turns. Turns read the store themselves, so a swap reaches the next turn.
     const runtime: AgentRuntime = createAgentRuntime({
       store,
@@ -220,7 +232,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       logger: logger.child({ component: 'agents' }),
       dataDir,
       ...(sharedMemory ? { memory: sharedMemory } : {}),
+      ...(chat ? { hosting: chat.hosting } : {}),
     });
+    chat?.attach(runtime);
     const started = await runtime.start();
     for (const f of started.failed)
       logger.error('channel instance failed to start', {
@@ -232,6 +246,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     subsystems.push({
       name: 'agents',
       stop: async (graceMs) => {
+        // No new message from the stream; the turns running may still end within the grace.
+        await chat?.pause();
         const r = await runtime.stop({ graceMs });
         logger.info('agents stopped', { finished: r.finished, aborted: r.aborted, dropped: r.dropped });
       },

@@ -13,6 +13,12 @@ export const DAEMON_ERROR_CODES = {
       'The configuration cannot start the daemon (a global file is invalid or the config directory is missing); every problem was logged before exit 1.',
     action: 'Fix the files named in the log lines, or run `agent --check-config`.',
   },
+  DAEMON_HOST_FILES_CHANGED: {
+    meaning:
+      "Cluster mode: a reload found that what this host resolves from the running config bundle changed (a secret file, an environment variable, a host-local file such as memory.yaml), but the bundle's version is the one running; a daemon applies a change only as a newer version, so nothing was applied.",
+    action:
+      'Change the files on every host, then run `agent config push --new-version`: every daemon applies them as the next version.',
+  },
 } as const satisfies Record<string, DaemonErrorInfo>;
 
 export type DaemonErrorCode = keyof typeof DAEMON_ERROR_CODES;

@@ -14,6 +14,7 @@ import {
 import type { Logger } from '@agent/log';
 import type { ReloadAck } from '@agent/cli';
 import type { ConfigMetrics } from './config-metrics.js';
+import type { DaemonErrorCode } from './errors.js';
 import { fileErrors, makeAck, rejectedTotal, type ApplyReports } from './reload-ack.js';
 import type { ReloadHistory } from './reload-history.js';
 import { previewOnce } from './reload-preview.js';
@@ -125,6 +126,8 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
         } catch (err) {
           deps.logger.error('reload status failed', { err: prev.redact((err as Error).message) });
         }
+      } else if (result.snapshot && result.snapshot.version <= prev.version) {
+        result = notNewer(result, prev, deps.configDir);
       } else if (result.snapshot) {
         deps.store.swap(result.snapshot);
         try {
@@ -236,5 +239,30 @@ export function createReloadPipeline(deps: ReloadPipelineDeps): ReloadPipeline {
       });
     },
     idle,
+  };
+}
+
+/**
+ * A read that cannot be applied because its version is the running one: in cluster mode the desired bundle
+ * did not change, but what this host resolves from it did. Reported as an error, never as applied.
+ */
+function notNewer(result: LoadResult, prev: ConfigSnapshot, configDir: string): LoadResult {
+  const code: DaemonErrorCode = 'DAEMON_HOST_FILES_CHANGED';
+  return {
+    ...result,
+    snapshot: null,
+    applied: [],
+    errors: [
+      ...result.errors,
+      {
+        code,
+        severity: 'error',
+        scope: 'global',
+        file: configDir,
+        path: '',
+        message: `config v${prev.version} is running, and what this host resolves from it changed (a secret file, an environment variable or a host-local file); nothing was applied`,
+        hint: 'change the files on every host, then run `agent config push --new-version`: every daemon applies them as the next version',
+      },
+    ],
   };
 }

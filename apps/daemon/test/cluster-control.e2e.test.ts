@@ -3,10 +3,19 @@
 // applied at the next heartbeat, `agent reload` reports every daemon and exits 3 when one does not answer,
 // `agent cluster status` shows the members, and a start without a bundle or without NATS is refused.
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { agentFile, baseConfig, daemonScope, runCli, SLOW_WATCHER, type Workdir } from './harness.js';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  agentFile,
+  baseConfig,
+  daemonScope,
+  runCli,
+  SLOW_WATCHER,
+  type Workdir,
+  dropInboundStream,
+} from './harness.js';
 
 const scope = daemonScope();
+afterAll(dropInboundStream);
 let db: ScratchSchema;
 beforeEach(async () => {
   db = await scratchSchema('cl');

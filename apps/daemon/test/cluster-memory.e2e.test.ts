@@ -6,11 +6,12 @@ import { join } from 'node:path';
 import { createFakeTelegram, type FakeTelegram } from '@agent/channels/testing';
 import { createFakeOpenAI, openaiText, type FakeModelServer } from '@agent/model-providers/testing';
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { baseConfig, daemonScope, runCli, SLOW_WATCHER, type Workdir } from './harness.js';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { baseConfig, daemonScope, runCli, SLOW_WATCHER, type Workdir, dropInboundStream } from './harness.js';
 
 const TOKEN = '123456:bot-token-abcdef';
 const scope = daemonScope();
+afterAll(dropInboundStream);
 let db: ScratchSchema;
 let tg: FakeTelegram;
 let llm: FakeModelServer;

@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { sleep } from '@agent/timers';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PASS, RESET, startFaultProxy } from './cluster/fault-proxy.js';
 import {
   baseConfig,
@@ -17,9 +17,11 @@ import {
   until,
   type DaemonProcess,
   type Workdir,
+  dropInboundStream,
 } from './harness.js';
 
 const scope = daemonScope();
+afterAll(dropInboundStream);
 
 /** Two JSON feeds: `news` answers with its items; `slow` holds every request open while `hold` is set. */
 interface Feeds {

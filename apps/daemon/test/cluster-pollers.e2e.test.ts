@@ -3,7 +3,7 @@
 // within the heartbeat window (not the lease TTL) and delivers what was published meanwhile.
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { sleep } from '@agent/timers';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFeedServer, pollersYaml, type FeedServer } from './cluster/workload.js';
 import {
   baseConfig,
@@ -13,9 +13,11 @@ import {
   SLOW_WATCHER,
   until,
   type Workdir,
+  dropInboundStream,
 } from './harness.js';
 
 const scope = daemonScope();
+afterAll(dropInboundStream);
 let db: ScratchSchema;
 let feed: FeedServer;
 beforeEach(async () => {

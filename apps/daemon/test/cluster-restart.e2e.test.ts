@@ -3,11 +3,12 @@
 // Otherwise a job whose tick was in flight at the crash would wait out its lease TTL (48 h here).
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { sleep } from '@agent/timers';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFeedServer, pollersYaml, type FeedServer } from './cluster/workload.js';
-import { baseConfig, daemonScope, runCli, SLOW_WATCHER, until } from './harness.js';
+import { baseConfig, daemonScope, runCli, SLOW_WATCHER, until, dropInboundStream } from './harness.js';
 
 const scope = daemonScope();
+afterAll(dropInboundStream);
 let db: ScratchSchema;
 let feed: FeedServer;
 beforeEach(async () => {

@@ -34,6 +34,24 @@ const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const NATS_SUBJECT_PREFIX = `t${process.pid}-${randomBytes(4).toString('hex')}`;
 const NATS_BROKER_YAML = `kind: nats\nurl: ${NATS_URL}\nsubject_prefix: ${NATS_SUBJECT_PREFIX}\n`;
 
+/**
+ * Deletes the chat inbound stream this test file's cluster daemons created on the shared NATS server
+ * (streams outlive their daemons; each file has a prefix of its own). Call it in `afterAll`.
+ */
+export async function dropInboundStream(): Promise<void> {
+  // Loaded here: most test files never talk to NATS themselves.
+  const { connect } = await import('@nats-io/transport-node');
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const { inboundNames } = await import('@agent/chat-cluster');
+  const nc = await connect({ servers: NATS_URL });
+  try {
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.delete(inboundNames(NATS_SUBJECT_PREFIX).stream).catch(() => false);
+  } finally {
+    await nc.close();
+  }
+}
+
 export interface Workdir {
   root: string;
   configDir: string;

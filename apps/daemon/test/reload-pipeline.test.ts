@@ -21,7 +21,7 @@ const LLM_YAML = (key: string): string =>
 
 function setup(
   apply: () => Promise<void> = async () => {},
-  extra: Pick<ReloadPipelineDeps, 'watchFiles' | 'status'> = {},
+  extra: Pick<ReloadPipelineDeps, 'watchFiles' | 'status' | 'source'> = {},
 ) {
   root = mkdtempSync(join(tmpdir(), 'pipeline-'));
   const config = join(root, 'config');
@@ -137,6 +137,30 @@ describe('reload pipeline', () => {
     const again = await pipeline.reload({ source: 'admin' });
     expect([again.unchanged, again.ack.version, again.ack.applied, applies]).toEqual([true, 2, ['a'], 1]);
     expect(await registry.metrics()).toContain('config_reload_applied_total 1');
+  });
+
+  it('a read of the running version whose resolved content changed (cluster: a host file) is an error, not applied', async () => {
+    let applies = 0;
+    const { pipeline, store, registry, logger, config } = setup(
+      async () => {
+        applies++;
+      },
+      // Cluster mode: the desired bundle is still v1.
+      { source: async () => ({ dir: join(root, 'config'), version: 1 }) },
+    );
+    writeFileSync(join(config, 'llm.yaml'), LLM_YAML('key-5678'));
+    const o = await pipeline.reload({ source: 'cli', requestId: 'r1' });
+    expect(o.ack.version).toBe(1);
+    expect(o.ack.applied).toEqual([]);
+    expect(o.ack.errors).toEqual([
+      { file: config, reason: expect.stringContaining('[DAEMON_HOST_FILES_CHANGED]') as string },
+    ]);
+    expect(o.ack.errors[0]!.reason).toContain('agent config push --new-version');
+    expect(applies).toBe(0);
+    expect(store.current().version).toBe(1);
+    expect(logger.find('config reload applied')).toEqual([]);
+    expect(logger.find('reload failed')).toEqual([]);
+    expect(await registry.metrics()).toMatch(/config_last_reload_successful 0/);
   });
 
   it('an explicit reload after a rejected read that restored the running bytes is a change', async () => {

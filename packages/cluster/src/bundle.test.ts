@@ -54,6 +54,15 @@ describe('config bundle', () => {
     await expect(loadBundle(db.pool, db.schema, 9)).rejects.toThrow(/CLUSTER_BUNDLE_MISSING/);
   });
 
+  it('newVersion: the desired texts again as the next version', async () => {
+    const files = { 'llm.yaml': 'providers: {}\n' };
+    expect(await pushBundle(db.pool, db.schema, files, 'op')).toMatchObject({ version: 1, created: true });
+    const bumped = await pushBundle(db.pool, db.schema, files, 'op', { newVersion: true });
+    expect(bumped).toEqual({ version: 2, hash: bundleHash(files), created: true });
+    expect(await desiredVersion(db.pool, db.schema)).toBe(2);
+    expect(await pushBundle(db.pool, db.schema, files, 'op')).toMatchObject({ version: 2, created: false });
+  });
+
   it('concurrent pushes of the same texts make one version', async () => {
     const files = { 'pollers.yaml': 'pollers: { jobs: [] }\n' };
     const results = await Promise.all(

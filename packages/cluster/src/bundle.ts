@@ -39,6 +39,7 @@ export async function pushBundle(
   schemaName: string,
   files: Readonly<Record<string, string>>,
   createdBy: string,
+  options: { newVersion?: boolean } = {},
 ): Promise<PushResult> {
   const schema = quoteSchema(schemaName);
   assertClusterWideFiles(files);
@@ -46,12 +47,16 @@ export async function pushBundle(
   return inTransaction(pool, async (client) => {
     // Pushes one at a time: versions stay dense and two pushes of the same texts make one version.
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`agent-bundle:${schemaName}`]);
-    const found = await client.query<{ version: number }>(
-      `SELECT b.version FROM ${schema}.config_bundle b
+    // A new version of the same texts: what each host resolves from them (secret files, host-local files)
+    // changed, and a daemon applies a change only as a newer version.
+    const found = options.newVersion
+      ? { rows: [] }
+      : await client.query<{ version: number }>(
+          `SELECT b.version FROM ${schema}.config_bundle b
          JOIN ${schema}.cluster_state s ON s.desired_config_version = b.version
         WHERE b.hash = $1`,
-      [hash],
-    );
+          [hash],
+        );
     let version = found.rows[0]?.version;
     const created = version === undefined;
     if (version === undefined) {

@@ -1,0 +1,340 @@
+/**
+ * One owned partition's durable pull consumer. Messages are handed to the runtime one after the other in
+ * stream order (`handle` resolves once the message is queued in its chat's session), which keeps each chat's
+ * order. A handed message is acked when its turn ended or was skipped ('done'); while the turn waits or
+ * runs, `working()` keeps AckWait from redelivering it.
+ *
+ * Messages not handed (fetched while pausing) and turns the runtime abandoned are kept: when the partition is
+ * given up gracefully with no turn left in flight, they are nak'd in stream order so the next owner gets them
+ * at once and in order; otherwise (a turn still running, the lease lost) everything unacked comes again after
+ * AckWait, which the server redelivers in stream order.
+ */
+import {
+  JetStreamApiError,
+  type ConsumerMessages,
+  type JetStreamClient,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream';
+import type { InboundOutcome } from '@agent/agent-runtime';
+import type { InboundMessage } from '@agent/channels';
+import type { Logger } from '@agent/log';
+import { setTimer, sleep, type TimerHandle } from '@agent/timers';
+import type { InboundNames } from './stream.js';
+
+const NANOS_PER_MS = 1_000_000;
+/** Messages one pull asks for; they wait in the client until handed, and AckWait runs from delivery. */
+const PULL_BATCH = 32;
+/** JetStream API error code. */
+const CONSUMER_NOT_FOUND = 10014;
+
+/** Where a partition's messages go: resolves once queued; `settle` reports how the turn ended. */
+export type InboundHandler = (
+  msg: InboundMessage,
+  settle: (outcome: InboundOutcome) => void,
+) => Promise<void>;
+
+export interface ConsumerSettings {
+  ackWaitMs: number;
+  /** Unacked messages the server lets one partition have at once. */
+  maxAckPending: number;
+}
+
+/** Creates the partition's durable consumer, or brings it to these settings. */
+export async function ensurePartitionConsumer(
+  jsm: JetStreamManager,
+  names: InboundNames,
+  partition: number,
+  s: ConsumerSettings,
+): Promise<void> {
+  const durable = names.consumer(partition);
+  const wanted = {
+    ack_wait: s.ackWaitMs * NANOS_PER_MS,
+    max_ack_pending: s.maxAckPending,
+    max_deliver: -1,
+  };
+  const existing = await jsm.consumers.info(names.stream, durable).catch((err: unknown) => {
+    if (err instanceof JetStreamApiError && err.code === CONSUMER_NOT_FOUND) return null;
+    throw err;
+  });
+  if (existing === null) {
+    await jsm.consumers.add(names.stream, {
+      durable_name: durable,
+      filter_subject: names.subject(partition),
+      ack_policy: 'explicit',
+      deliver_policy: 'all',
+      replay_policy: 'instant',
+      ...wanted,
+    });
+    return;
+  }
+  const c = existing.config;
+  if (c.ack_wait !== wanted.ack_wait || c.max_ack_pending !== wanted.max_ack_pending)
+    await jsm.consumers.update(names.stream, durable, wanted);
+}
+
+/** The message body as published by ingress, or null when it is not one. */
+function parseInbound(data: Uint8Array): InboundMessage | null {
+  let v: unknown;
+  try {
+    v = JSON.parse(new TextDecoder().decode(data));
+  } catch {
+    return null;
+  }
+  if (v === null || typeof v !== 'object') return null;
+  const o = v as Record<string, unknown>;
+  const fields = ['plugin', 'instance', 'chatId', 'senderId', 'text', 'messageId', 'receivedAt'] as const;
+  if (!fields.every((f) => typeof o[f] === 'string')) return null;
+  return {
+    plugin: o['plugin'] as string,
+    instance: o['instance'] as string,
+    chatId: o['chatId'] as string,
+    senderId: o['senderId'] as string,
+    text: o['text'] as string,
+    messageId: o['messageId'] as string,
+    receivedAt: o['receivedAt'] as string,
+  };
+}
+
+/** `p`, or a rejection as soon as `signal` aborts (`p` goes on, its outcome unheard). */
+function unlessWoken<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('stopped'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('stopped'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/**
+ * Sends an ack, nak or progress reply. Once the connection closed (a turn settling after `stop`) there is
+ * nobody to tell: the message comes again after AckWait, as after a crash.
+ */
+function reply(send: () => void): void {
+  try {
+    send();
+  } catch {
+    // Closed connection: see above.
+  }
+}
+
+export interface PartitionConsumerOptions {
+  js: JetStreamClient;
+  names: InboundNames;
+  partition: number;
+  ackWaitMs: number;
+  /** Makes sure the durable consumer exists before each (re)start of fetching. */
+  ensure: () => Promise<void>;
+  handle: InboundHandler;
+  /** How long to wait before handing messages again after the runtime refused one (or fetching failed). */
+  retryMs: number;
+  /** Whether the NATS connection is up (fetch failures while it is down are not logged). */
+  connected: () => boolean;
+  logger: Logger;
+}
+
+export interface PartitionConsumer {
+  readonly partition: number;
+  /** Handed messages whose turn has not been settled. */
+  inFlight(): number;
+  /** Resolves once no handed message is in flight. */
+  settled(): Promise<void>;
+  /** Stops fetching (messages fetched meanwhile are kept, not handed); resolves when fetching ended. */
+  pause(): Promise<void>;
+  /** Fetches again after `pause`. */
+  resume(): void;
+  /**
+   * The partition is given up on purpose: stops fetching and heartbeats, and nak's the kept messages in
+   * stream order when no turn is in flight (otherwise AckWait brings them back, in order).
+   */
+  giveBack(): Promise<void>;
+  /** The lease is lost: stops at once; nothing more is confirmed or kept alive. */
+  lose(): void;
+}
+
+interface Handed {
+  msg: JsMsg;
+}
+
+type State = 'consuming' | 'paused' | 'gone';
+
+export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionConsumer {
+  const log = o.logger.child({ partition: o.partition });
+  const inFlight = new Map<number, Handed>();
+  const kept = new Map<number, JsMsg>();
+  let state: State = 'consuming';
+  let current: ConsumerMessages | undefined;
+  let wake = new AbortController();
+  let loop: Promise<void> = Promise.resolve();
+  let idleWaiters: (() => void)[] = [];
+  let heartbeat: TimerHandle | undefined;
+  let failing = false;
+
+  const beat = (): void => {
+    for (const h of inFlight.values()) reply(() => h.msg.working());
+    heartbeat = setTimer(beat, Math.max(100, Math.floor(o.ackWaitMs / 3)), { unref: true });
+  };
+  beat();
+
+  const settledNow = (): void => {
+    if (inFlight.size > 0) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const w of waiters) w();
+  };
+
+  const keep = (msg: JsMsg): void => {
+    if (state !== 'gone') kept.set(msg.seq, msg);
+  };
+
+  /** Hands one message; false when the runtime refused it (then it and what follows wait). */
+  const deliver = async (msg: JsMsg): Promise<boolean> => {
+    kept.delete(msg.seq);
+    const again = inFlight.get(msg.seq);
+    if (again) {
+      // Redelivered while its turn still runs (AckWait passed anyway): confirm through the newest delivery.
+      again.msg = msg;
+      return true;
+    }
+    const body = parseInbound(msg.data);
+    if (body === null) {
+      log.warn('chat inbound message malformed, dropped', { seq: msg.seq, subject: msg.subject });
+      // No reason text: servers before 2.11 would not read it as a termination.
+      reply(() => msg.term());
+      return true;
+    }
+    const handed: Handed = { msg };
+    inFlight.set(msg.seq, handed);
+    let settled = false;
+    const settle = (outcome: InboundOutcome): void => {
+      if (settled) return;
+      settled = true;
+      inFlight.delete(msg.seq);
+      if (outcome === 'done') reply(() => handed.msg.ack());
+      else keep(handed.msg);
+      settledNow();
+    };
+    try {
+      await o.handle(body, settle);
+      return true;
+    } catch (err) {
+      if (!settled) {
+        settled = true;
+        inFlight.delete(msg.seq);
+        settledNow();
+      }
+      log.warn('chat inbound refused by the runtime, retrying', {
+        seq: msg.seq,
+        retry_ms: o.retryMs,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      return false;
+    }
+  };
+
+  const fetchOnce = async (): Promise<void> => {
+    // Requests wait for their timeout while NATS is away: stopping does not wait for them.
+    await unlessWoken(o.ensure(), wake.signal);
+    const consumer = await unlessWoken(
+      o.js.consumers.get(o.names.stream, o.names.consumer(o.partition)),
+      wake.signal,
+    );
+    const messages = await consumer.consume({ max_messages: PULL_BATCH });
+    current = messages;
+    failing = false;
+    if (state !== 'consuming') messages.stop();
+    let refused = false;
+    for await (const msg of messages) {
+      if (state === 'gone') continue;
+      if (refused) {
+        // After a refusal nothing later is handed before it: all come again, in order, after the wait.
+        reply(() => msg.nak(o.retryMs));
+        continue;
+      }
+      if (state !== 'consuming') {
+        keep(msg);
+        continue;
+      }
+      if (!(await deliver(msg))) {
+        refused = true;
+        reply(() => msg.nak(o.retryMs));
+        messages.stop();
+      }
+    }
+    current = undefined;
+    // Redeliveries come before new messages once due: wait a little beyond them.
+    if (refused && state === 'consuming') await sleep(o.retryMs + 100, wake.signal);
+  };
+
+  const consuming = (): boolean => state === 'consuming';
+  const run = async (): Promise<void> => {
+    while (consuming()) {
+      try {
+        await fetchOnce();
+      } catch (err) {
+        current = undefined;
+        if (state !== 'consuming') break;
+        // Once per streak, and not while disconnected: the connection's own log says that.
+        if (!failing && o.connected()) {
+          failing = true;
+          log.warn('chat inbound partition fetch failed, retrying', {
+            error: err instanceof Error ? err.message : String(err),
+          });
+        }
+        await sleep(o.retryMs, wake.signal);
+      }
+    }
+  };
+  loop = run();
+
+  const stopFetching = async (): Promise<void> => {
+    wake.abort();
+    current?.stop();
+    await loop;
+  };
+
+  /** Nak's the kept messages in stream order: due at once, they come again before anything newer. */
+  const returnKept = (): void => {
+    for (const seq of Array.from(kept.keys()).sort((a, b) => a - b)) reply(() => kept.get(seq)?.nak());
+    kept.clear();
+  };
+
+  return {
+    partition: o.partition,
+    inFlight: () => inFlight.size,
+    settled: () =>
+      inFlight.size === 0 || state === 'gone'
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => idleWaiters.push(resolve)),
+    async pause() {
+      if (state === 'consuming') state = 'paused';
+      await stopFetching();
+    },
+    resume() {
+      if (state !== 'paused') return;
+      returnKept();
+      state = 'consuming';
+      wake = new AbortController();
+      loop = run();
+    },
+    async giveBack() {
+      if (state === 'consuming') state = 'paused';
+      await stopFetching();
+      heartbeat?.cancel();
+      if (inFlight.size === 0) returnKept();
+      kept.clear();
+      state = 'gone';
+      settledNow();
+    },
+    lose() {
+      state = 'gone';
+      heartbeat?.cancel();
+      kept.clear();
+      wake.abort();
+      current?.stop();
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const w of waiters) w();
+    },
+  };
+}

@@ -1,0 +1,382 @@
+import { randomBytes } from 'node:crypto';
+import { createConnection, createServer, type Socket } from 'node:net';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { InboundOutcome } from '@agent/agent-runtime';
+import type { InboundMessage } from '@agent/channels';
+import { migrateCluster } from '@agent/cluster';
+import { createMemoryLogger, type MemoryLogger } from '@agent/log';
+import type { Pool } from '@agent/pg';
+import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
+import { sleep } from '@agent/timers';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ChatStreamError } from './stream-errors.js';
+import { startChatInbound, type ChatInbound } from './stream-inbound.js';
+import { inboundNames, partitionOf, type InboundNames } from './stream.js';
+
+const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+/** Short leases: a round every 400 ms, trust for 960 ms. */
+const TTL = 1200;
+
+interface Call {
+  holder: string;
+  msg: InboundMessage;
+  settle: (outcome: InboundOutcome) => void;
+}
+/** What the runtime does with a message: by default its turn ends at once. */
+type Behaviour = (call: Call) => void;
+const done: Behaviour = (c) => c.settle('done');
+
+interface Instance {
+  inbound: ChatInbound;
+  calls: Call[];
+}
+
+let db: ScratchSchema;
+let prefix: string;
+let names: InboundNames;
+let nc: NatsConnection;
+let jsm: JetStreamManager;
+let logger: MemoryLogger;
+let stops: (() => Promise<unknown>)[];
+
+beforeEach(async () => {
+  db = await scratchSchema('cs');
+  await migrateCluster(db.pool, db.schema);
+  prefix = `t${randomBytes(5).toString('hex')}`;
+  names = inboundNames(prefix);
+  nc = await connect({ servers: NATS_URL });
+  jsm = await jetstreamManager(nc);
+  logger = createMemoryLogger('info');
+  stops = [];
+});
+
+afterEach(async () => {
+  for (const stop of stops.toReversed()) await stop().catch(() => {});
+  await jsm.streams.delete(names.stream).catch(() => {});
+  await nc.close();
+  await db.drop();
+});
+
+async function start(
+  holder: string,
+  o: {
+    live?: () => number;
+    pool?: Pool;
+    servers?: string;
+    behave?: Behaviour;
+    ackWaitMs?: number;
+    partitions?: number;
+  } = {},
+): Promise<Instance> {
+  const calls: Call[] = [];
+  const behave = o.behave ?? done;
+  const inbound = await startChatInbound({
+    servers: o.servers ?? NATS_URL,
+    subjectPrefix: `${prefix}.`,
+    pool: o.pool ?? db.pool,
+    schema: db.schema,
+    holderId: holder,
+    liveMembers: async () => (o.live ?? (() => 1))(),
+    partitions: o.partitions ?? 8,
+    leaseTtlMs: TTL,
+    ...(o.ackWaitMs === undefined ? {} : { ackWaitMs: o.ackWaitMs }),
+    stream: { maxBytes: 8 * 1024 * 1024, maxAgeMs: 10 * 60_000 },
+    logger: logger.child({ holder }),
+    handle: async (msg, settle) => {
+      const call = { holder, msg, settle };
+      calls.push(call);
+      behave(call);
+    },
+  });
+  stops.push(() => inbound.stop());
+  return { inbound, calls };
+}
+
+let seq = 0;
+function message(chatId: string, text = `m${seq}`): InboundMessage {
+  seq += 1;
+  return {
+    plugin: 'chat_b',
+    instance: 'main',
+    chatId,
+    senderId: chatId,
+    text,
+    messageId: String(seq),
+    receivedAt: new Date().toISOString(),
+  };
+}
+
+/** A chat id whose partition is one of `among`. */
+function chatIn(among: readonly number[], partitions: number, skip: readonly string[] = []): string {
+  for (let i = 0; ; i++) {
+    const id = `chat-${i}`;
+    if (
+      !skip.includes(id) &&
+      among.includes(partitionOf({ plugin: 'chat_b', instance: 'main', chatId: id }, partitions))
+    )
+      return id;
+  }
+}
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
+  const until = performance.now() + ms;
+  while (!(await check())) {
+    if (performance.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+const consumerInfo = (p: number) => jsm.consumers.info(names.stream, names.consumer(p));
+
+describe('chat inbound through JetStream', () => {
+  it('the same message published twice is stored and handled once; ingress after stop is refused', async () => {
+    const a = await start('a#1');
+    const m = message('chat-1');
+    await a.inbound.ingress(m);
+    await a.inbound.ingress({ ...m, receivedAt: 'later' });
+    const info = await jsm.streams.info(names.stream);
+    expect(info.state.messages).toBe(1);
+    expect(info.config).toMatchObject({ duplicate_window: 120e9, storage: 'file', retention: 'limits' });
+    await waitFor('the message handled', () => a.calls.length === 1);
+    const p = partitionOf(m, 8);
+    await waitFor('its ack', async () => (await consumerInfo(p)).num_ack_pending === 0);
+    expect(a.calls.map((c) => c.msg)).toEqual([m]);
+
+    await a.inbound.stop();
+    await expect(a.inbound.ingress(message('chat-1'))).rejects.toMatchObject({ code: 'CHAT_STREAM_STOPPED' });
+  });
+
+  it('two members: each owns half; every chat is handled in order, once, by its partition owner', async () => {
+    const partitions = 32;
+    const a = await start('a#1', { live: () => 2, partitions });
+    const b = await start('b#1', { live: () => 2, partitions });
+    await waitFor(
+      'the partitions spread',
+      () => a.inbound.ownedPartitions().length + b.inbound.ownedPartitions().length === 32,
+    );
+    const ownedA = a.inbound.ownedPartitions();
+    const ownedB = b.inbound.ownedPartitions();
+    expect(ownedA.length).toBe(16);
+    expect(ownedB.length).toBe(16);
+    expect(ownedA.filter((p) => ownedB.includes(p))).toEqual([]);
+
+    const chatA = chatIn(ownedA, partitions);
+    const chatB = chatIn(ownedB, partitions);
+    const chats = [chatA, chatB, chatIn(ownedB, partitions, [chatB])];
+    for (let n = 0; n < 20; n++) {
+      for (const [i, chat] of chats.entries()) {
+        await (i % 2 === n % 2 ? a : b).inbound.ingress(message(chat, `${chat}:${n}`));
+      }
+    }
+    const all = () => [...a.calls, ...b.calls];
+    await waitFor('60 messages handled', () => all().length === 60);
+    const expected = Array.from({ length: 20 }, (_, n) => n);
+    for (const chat of chats) {
+      const calls = all().filter((c) => c.msg.chatId === chat);
+      expect(calls.map((c) => Number(c.msg.text.split(':')[1]))).toEqual(expected);
+      const owner = ownedA.includes(partitionOf(calls[0]!.msg, partitions)) ? 'a#1' : 'b#1';
+      expect(new Set(calls.map((c) => c.holder))).toEqual(new Set([owner]));
+    }
+  });
+
+  it('a newcomer gets half from the member that held all; when it stops, the other takes all back within the TTL', async () => {
+    let live = 1;
+    const a = await start('a#1', { live: () => live });
+    expect(a.inbound.ownedPartitions()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    live = 2;
+    const b = await start('b#1', { live: () => live });
+    expect(b.inbound.ownedPartitions()).toEqual([]);
+    await waitFor(
+      'a hand-over',
+      () => a.inbound.ownedPartitions().length === 4 && b.inbound.ownedPartitions().length === 4,
+    );
+    const ofB = b.inbound.ownedPartitions();
+    expect(logger.find('chat inbound partitions handed over').length).toBeGreaterThan(0);
+
+    live = 1;
+    await b.inbound.stop();
+    const stoppedAt = performance.now();
+    await waitFor('a to own all', () => a.inbound.ownedPartitions().length === 8, TTL);
+    expect(performance.now() - stoppedAt).toBeLessThan(TTL);
+    const chat = chatIn(ofB, 8);
+    const m = message(chat);
+    await a.inbound.ingress(m);
+    await waitFor('a to handle it', () => a.calls.some((c) => c.msg.messageId === m.messageId));
+    expect(b.calls).toEqual([]);
+  });
+
+  it('a partition being handed over waits for its turn in flight, then goes at once', async () => {
+    let live = 1;
+    const a = await start('a#1', { live: () => live, behave: () => {} });
+    // With a second member, 'a#1' gives up 0-3 (the end of its order 4 5 6 7 0 1 2 3).
+    const chat = chatIn([0], 8);
+    const m = message(chat);
+    await a.inbound.ingress(m);
+    await waitFor('a to get it', () => a.calls.length === 1);
+
+    live = 2;
+    const b = await start('b#1', { live: () => live });
+    await waitFor('b to get the idle ones', () => b.inbound.ownedPartitions().length === 3);
+    expect(b.inbound.ownedPartitions()).toEqual([1, 2, 3]);
+    await a.inbound.ingress(message(chat)); // fetched by nobody while partition 0 drains
+    await sleep(3 * (TTL / 3));
+    expect(a.inbound.ownedPartitions()).toEqual([0, 4, 5, 6, 7]);
+
+    a.calls[0]!.settle('done');
+    await waitFor('b to get partition 0', () => b.inbound.ownedPartitions().includes(0), TTL);
+    await waitFor('b to handle the message that waited', () => b.calls.length === 1);
+    expect(b.calls[0]!.msg.chatId).toBe(chat);
+    expect(b.calls[0]!.msg.messageId).not.toBe(m.messageId);
+    expect(a.calls.length).toBe(1);
+  });
+
+  it('an abandoned turn is given back at stop and handled by the next owner at once', async () => {
+    const a = await start('a#1', { behave: () => {} });
+    const b = await start('b#1');
+    expect(b.inbound.ownedPartitions()).toEqual([]);
+    const m = message('chat-9');
+    await b.inbound.ingress(m);
+    await waitFor('a to get it', () => a.calls.length === 1);
+    // The daemon's shutdown: stop fetching, the runtime abandons the turn, then stop.
+    await a.inbound.pause();
+    a.calls[0]!.settle('abandoned');
+    await a.inbound.stop();
+    // Far sooner than AckWait (30 s): the message was nak'd when its partition was given back.
+    await waitFor('b to handle it', () => b.calls.length === 1, 3000);
+    expect(b.calls[0]!.msg).toEqual(m);
+    await waitFor('its ack', async () => (await consumerInfo(partitionOf(m, 8))).num_ack_pending === 0);
+  });
+
+  it('a turn longer than AckWait is kept alive and, once done, never redelivered', async () => {
+    const ackWaitMs = 1000;
+    let ended = false;
+    const a = await start('a#1', {
+      ackWaitMs,
+      behave: (c) =>
+        void sleep(2.5 * ackWaitMs).then(() => {
+          ended = true;
+          c.settle('done');
+        }),
+    });
+    const m = message('chat-3');
+    await a.inbound.ingress(m);
+    await waitFor('the turn to end', () => ended, 5000);
+    const p = partitionOf(m, 8);
+    await waitFor('its ack', async () => (await consumerInfo(p)).num_ack_pending === 0);
+    // One more AckWait and a half: an acked message does not come again.
+    await sleep(1.5 * ackWaitMs);
+    expect(a.calls.length).toBe(1);
+    const info = await consumerInfo(p);
+    expect(info.num_redelivered).toBe(0);
+    expect(info.config.ack_wait).toBe(ackWaitMs * 1e6);
+    expect(info.config.max_ack_pending).toBe(256);
+  });
+
+  it('a holder that stops renewing loses its partitions; its unacked message goes to the next owner after AckWait', async () => {
+    const ackWaitMs = 1500;
+    const poolA = db.openPool({ max: 2 });
+    const a = await start('a#1', { pool: poolA, ackWaitMs, behave: () => {} });
+    const b = await start('b#1', { ackWaitMs });
+    expect(a.inbound.ownedPartitions().length).toBe(8);
+    const m = message('chat-5');
+    await b.inbound.ingress(m);
+    await waitFor('a to get it', () => a.calls.length === 1);
+
+    // a's database goes away (as if it hung): no renewal, no release, the turn never ends.
+    await poolA.end();
+    await waitFor('b to handle it', () => b.calls.length === 1, 8000);
+    expect(b.calls[0]!.msg).toEqual(m);
+    expect(a.inbound.ownedPartitions()).toEqual([]);
+    expect(logger.find('chat inbound partition lost').length).toBe(8);
+    expect(a.calls.length).toBe(1);
+  });
+
+  it('a malformed message is dropped; a message the runtime refuses comes again', async () => {
+    let refusals = 0;
+    const a = await start('a#1', {
+      behave: (c) => {
+        if (refusals++ === 0)
+          throw new Error('the agent runtime is not taking messages [RUNTIME_NOT_RUNNING]');
+        c.settle('done');
+      },
+    });
+    const m = message('chat-2');
+    const p = partitionOf(m, 8);
+    await jsm.jetstream().publish(names.subject(p), 'not json');
+    await a.inbound.ingress(m);
+    await waitFor('the message handled after the refusal', () => a.calls.length === 2, 5000);
+    expect(a.calls.map((c) => c.msg)).toEqual([m, m]);
+    expect(logger.find('chat inbound message malformed, dropped').length).toBe(1);
+    expect(logger.find('chat inbound refused by the runtime, retrying').length).toBe(1);
+    await waitFor('nothing left unacked', async () => (await consumerInfo(p)).num_ack_pending === 0);
+  });
+
+  it('while NATS is unreachable ingress is refused at once, logged once; after it is back all goes on', async () => {
+    const link = await cuttableLink(NATS_URL);
+    stops.push(() => link.close());
+    const a = await start('a#1', { servers: link.url });
+    await a.inbound.ingress(message('chat-1'));
+    await waitFor('the first message handled', () => a.calls.length === 1);
+    link.cut();
+    const disconnected =
+      'chat inbound disconnected from NATS: new chat messages are refused until it is back';
+    await waitFor('the disconnect', () => logger.find(disconnected).length === 1);
+    for (let i = 0; i < 3; i++) {
+      const err = await a.inbound.ingress(message('chat-1')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ChatStreamError);
+      expect(err).toMatchObject({ code: 'CHAT_STREAM_UNAVAILABLE' });
+    }
+    expect(logger.records.filter((r) => r.level === 'warn').map((r) => r.msg)).toEqual([disconnected]);
+
+    link.restore();
+    await waitFor('the reconnect', () => logger.find('chat inbound reconnected to NATS').length === 1, 8000);
+    const m = message('chat-1');
+    await a.inbound.ingress(m);
+    await waitFor(
+      'the message after the outage handled',
+      () => a.calls.some((c) => c.msg.messageId === m.messageId),
+      8000,
+    );
+    expect(a.inbound.ownedPartitions().length).toBe(8);
+  });
+});
+
+/** A TCP link to NATS that a test can cut (every connection closed, new ones refused) and restore. */
+async function cuttableLink(
+  targetUrl: string,
+): Promise<{ url: string; cut(): void; restore(): void; close(): Promise<void> }> {
+  const target = new URL(targetUrl);
+  const sockets = new Set<Socket>();
+  let refusing = false;
+  const server = createServer((client) => {
+    if (refusing) {
+      client.destroy();
+      return;
+    }
+    const upstream = createConnection(Number(target.port || 4222), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => s.destroy());
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    cut() {
+      refusing = true;
+      for (const s of sockets) s.destroy();
+    },
+    restore() {
+      refusing = false;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
