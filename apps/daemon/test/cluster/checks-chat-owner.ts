@@ -7,12 +7,14 @@ import type { History } from './history.js';
 import type { AppliedFault } from './nemesis-run.js';
 
 /**
- * A fault's trust window: from its start to its heal + owner TTL + slack. Until then the old owner may not
- * know that it lost the instance (frozen, cut off from PostgreSQL, its lease not yet expired where the others
- * look), so a getUpdates of its may still meet the new owner's.
+ * A pause's trust window: from its start to its heal + owner TTL + slack. A frozen owner cannot end the
+ * getUpdates it has open, so its lease's expiry hands the bot to a new owner whose call meets it; once thawed
+ * it may send one more before it sees that it lost the instance. No other fault opens one: a killed owner's
+ * connection closes with it, a restarted one stops polling first, and one cut off from PostgreSQL stops when
+ * its membership stops being trusted, before its lease expires where the others look.
  */
 const inTrustWindow = (f: AppliedFault, t: number, p: ChatCheckParams): boolean =>
-  f.startedAt <= t && t <= f.healedAt + p.ownerTtlMs + chatSlackMs(p);
+  f.kind === 'pause' && f.startedAt <= t && t <= f.healedAt + p.ownerTtlMs + chatSlackMs(p);
 
 /**
  * The moments two getUpdates of the bot were open at once: when the fake cut an open one off with 409 because
@@ -31,7 +33,7 @@ function concurrentPolls(c: ChatHistory): number[] {
   return at.sort((a, b) => a - b);
 }
 
-/** C4: the fake never saw two concurrent getUpdates of the bot outside every fault's trust window. */
+/** C4: the fake never saw two concurrent getUpdates of the bot outside every pause's trust window. */
 export function checkSingleConsumer(
   h: History,
   c: ChatHistory,
@@ -46,7 +48,7 @@ export function checkSingleConsumer(
         : [
             {
               invariant: 'C4',
-              message: `${bad.length} times two getUpdates of the bot were open at once outside every fault's trust window: ${sample(bad.map(iso))}`,
+              message: `${bad.length} times two getUpdates of the bot were open at once outside every pause's trust window: ${sample(bad.map(iso))}`,
             },
           ],
     overlaps: moments.length,
@@ -68,7 +70,8 @@ export function checkOwnerTakeover(
   const takeoversMs: number[] = [];
   let ownerKills = 0;
   for (const f of h.faults.filter((x) => x.kind === 'kill' && x.daemonId !== undefined)) {
-    if (pollerAt(c.pollers, f.startedAt) !== f.daemonId) continue;
+    // Just before it struck: the kill itself ends the victim's span.
+    if (pollerAt(c.pollers, f.startedAt - 1) !== f.daemonId) continue;
     ownerKills++;
     const next = c.polls.find((x) => x.startedAt > f.startedAt);
     const took = next === undefined ? undefined : next.startedAt - f.startedAt;

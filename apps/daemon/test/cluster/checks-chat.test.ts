@@ -93,6 +93,8 @@ function forget(h: History, text: string): void {
 /** Daemon a, which polls the bot, is killed at T+5.5 s and restarted at T+7 s; the polls from `gap` on are gone. */
 function killPoller(h: History, gap: [number, number]): void {
   h.faults.push(fault('kill', 'a', 5500, 7000));
+  // As pollerSpans has it: the kill ends a's span.
+  chatOf(h).pollers[0]!.to = T + 5500;
   chatOf(h).polls = chatOf(h).polls.filter((p) => p.startedAt <= T + gap[0] || p.startedAt > T + gap[1]);
 }
 
@@ -210,6 +212,14 @@ const cases: [string, (h: History) => void, string[], Partial<NonNullable<CheckP
     [],
   ],
   [
+    'a 409 conflict while the poller is cut off from PostgreSQL',
+    (h) => (
+      h.faults.push(fault('partition-db', 'a', 4000, 10_000)),
+      void Object.assign(chatOf(h).polls[5]!, { status: 409, conflict: true })
+    ),
+    ['C4'],
+  ],
+  [
     'a 409 conflict after a pause’s trust window',
     (h) => (
       h.faults.push(fault('pause', 'a', 1000, 2000)),
@@ -320,6 +330,7 @@ describe('chat checks', () => {
     killPoller(h, [5500, 8500]);
     chatOf(h).pollers.push({ daemonId: 'b', from: T + 8900 });
     chatOf(h).replies.push({ ...reply(h, 'c0#2'), at: T + 7500 }, { ...reply(h, 'c0#1'), at: T + 7600 });
+    h.faults.push(fault('pause', 'b', 9000, 10_000));
     Object.assign(chatOf(h).polls[8]!, { status: 409, conflict: true });
     const r = checkHistory(h, P);
     expect(r.stats.chat).toEqual({
@@ -340,7 +351,7 @@ describe('chat checks', () => {
       maxOwnerTakeoverMs: 3500,
     });
     expect(formatReport(r).split('\n')).toEqual([
-      'history: 0 published, 0 received, 0 duplicates (0 attributed), 0 audited deliveries, 0 lease grants, 1 faults',
+      'history: 0 published, 0 received, 0 duplicates (0 attributed), 0 audited deliveries, 0 lease grants, 2 faults',
       'takeovers: 0 (max 0 ms); tick lateness p99 outside faults: 0 ms',
       'chat: 8 messages, 8 answered, 0 failure replies, 2 duplicate answers (1 attributed), 8 model turns (6 with history)',
       'chat memory: 8 exchanges, 0 repeated, 0 missing; bot: 17 getUpdates, 1 overlaps (1 in trust windows), 1 poller kills (max 3500 ms to the next poll)',

@@ -50,7 +50,8 @@ export interface ClusterRunOptions {
   artifacts?: { dir: string; onlyOnFail?: boolean };
   /**
    * Runs the chat workload beside the pollers' (checked by C1-C7): 20 chats on the bot, one message a second
-   * in all, answered through a fake model. Kills and pauses then hit the daemon polling the bot.
+   * in all, answered through a fake model. Kills, pauses and database partitions then hit the daemon polling
+   * the bot.
    */
   chat?: boolean;
 }
@@ -81,6 +82,8 @@ const CHAT_INTERVAL_MS = 1000;
 const MODEL_DELAY_MS = 300;
 const CHAT_TIMING = { partitions: 8, ownerTtlSecs: 6, ackWaitSecs: 10 };
 const BOT = { plugin: 'chat_b', instance: 'main' };
+/** With chat, these faults hit whichever daemon polls the bot when they start. */
+const AIMED: ReadonlySet<FaultKind> = new Set(['kill', 'pause', 'partition-db']);
 
 export const CHECK_PARAMS: CheckParams = {
   intervalMs: INTERVAL_MS,
@@ -241,10 +244,8 @@ async function playNemesis(rig: Rig, schedule: FaultEvent[], log: (l: string) =>
     { daemons: rig.daemons, db: rig.pg! },
     {
       log,
-      // With chat, kills and pauses hit the bot's poller: each is an owner failover (C4, C5).
-      ...(chat
-        ? { aim: (e: FaultEvent) => (e.kind === 'kill' || e.kind === 'pause' ? botPoller(rig) : undefined) }
-        : {}),
+      // With chat, kills, pauses and database partitions hit the bot's poller: each is an owner failover.
+      ...(chat ? { aim: (e: FaultEvent) => (AIMED.has(e.kind) ? botPoller(rig) : undefined) } : {}),
       async onFaultStarted(e, handle) {
         const d = handle === undefined ? undefined : byId.get(handle.id);
         if (d === undefined) return;
