@@ -331,6 +331,7 @@ export async function runClusterFaults(o: ClusterRunOptions): Promise<ClusterRun
       ...played.skews.map(
         (s) => `skew: ${s.daemonId} under ${s.skewSecs} s measured ${s.measuredSecs ?? '-'} s`,
       ),
+      ...(o.chat ? [describeAimed(played.faults)] : []),
       formatReport(result),
     ].join('\n');
     if (o.artifacts && !(o.artifacts.onlyOnFail && result.ok)) {
@@ -345,6 +346,12 @@ export async function runClusterFaults(o: ClusterRunOptions): Promise<ClusterRun
   } finally {
     await teardown(rig);
   }
+}
+
+/** The victims of the faults aimed at the bot's poller (the schedule names the targets it drew). */
+function describeAimed(faults: readonly AppliedFault[]): string {
+  const hit = faults.filter((f) => AIMED.has(f.kind)).map((f) => `${f.kind} ${f.daemonId}`);
+  return `aimed at the bot's poller: ${hit.length ? hit.join(', ') : 'nothing'}`;
 }
 
 function describeReload(r: ReloadProbe): string {
