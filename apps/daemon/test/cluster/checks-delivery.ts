@@ -1,8 +1,10 @@
 // J1 (no lost item) and J2 (every duplicate attributable to one fault) over a history.
+import type { ChatCheckParams } from './checks-chat.js';
 import { daemonOf, grantEnd, type History, type LeaseGrant } from './history.js';
 import type { AppliedFault } from './nemesis-run.js';
 
-type Invariant = 'J1' | 'J2' | 'J3' | 'J4' | 'J5' | 'J7' | 'J8' | 'J9';
+type Invariant =
+  'J1' | 'J2' | 'J3' | 'J4' | 'J5' | 'J7' | 'J8' | 'J9' | 'C1' | 'C2' | 'C3' | 'C4' | 'C5' | 'C6' | 'C7';
 
 export interface Violation {
   invariant: Invariant;
@@ -19,6 +21,8 @@ export interface CheckParams {
   heartbeatWindowMs: number;
   /** Allowance on top of each bound; 3 s by default (§5.10). */
   slackMs?: number;
+  /** The chat workload's bounds; the chat checks run when both these and the history's chat part are there. */
+  chat?: ChatCheckParams;
 }
 
 /** How long after a holder goes silent its jobs become claimable: the lease's end or the heartbeat window. */

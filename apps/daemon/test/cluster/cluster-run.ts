@@ -1,14 +1,25 @@
 // The fault run of cluster mode end to end: throwaway PostgreSQL and NATS, three daemons in cluster mode each
-// behind a fault proxy per link, the feed workload delivered to the recording Telegram sink, a seeded
-// nemesis, then a heal, a quiet period, and the history checker over everything that was recorded.
+// behind a fault proxy per link, the feed workload delivered to the recording Telegram sink (and, with
+// `chat`, numbered messages from 20 chats to the same bot, answered through a fake model), a seeded nemesis,
+// then a heal, a quiet period, and the history checker over everything that was recorded.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { sleep } from '@agent/timers';
 import { writeArtifacts } from './artifacts.js';
+import { buildChatHistory, pollerAt, pollerSpans } from './chat-history.js';
+import {
+  chatMessageText,
+  createChatDriver,
+  createChatModel,
+  parseAnswerText,
+  type ChatDriver,
+  type ChatModel,
+} from './chat-workload.js';
 import { checkHistory, formatReport, type CheckParams, type CheckResult } from './checker.js';
 import { createClusterDaemon, type ClusterDaemon } from './cluster-daemon.js';
-import { operatorFiles, type ClusterTiming } from './cluster-files.js';
+import { CHAT_MEMORY_MESSAGES, operatorFiles, type ClusterTiming } from './cluster-files.js';
+import { redeliveryWindowMs } from './checks-chat.js';
 import { startDbObserver, type DbObserver } from './db-observer.js';
 import { buildHistory, parseDaemonLog, type ReloadProbe, type SkewProbe } from './history.js';
 import { describeSchedule, nemesisSchedule, type FaultEvent, type FaultKind } from './nemesis.js';
@@ -37,6 +48,12 @@ export interface ClusterRunOptions {
   log?: (line: string) => void;
   /** Where to write the history, the logs and the report; `onlyOnFail`: only when the verdict is FAIL. */
   artifacts?: { dir: string; onlyOnFail?: boolean };
+  /**
+   * Runs the chat workload beside the pollers' (checked by C1-C7): 20 chats on the bot, one message a second
+   * in all, answered through a fake model. Kills, pauses and database partitions then hit the daemon polling
+   * the bot.
+   */
+  chat?: boolean;
 }
 
 export interface ClusterRunResult {
@@ -59,12 +76,25 @@ const JITTER_MS = 500;
 const FEED_DELAY_MS = 400;
 const SCHEMA = 'agent';
 const CHAT = '4242';
+/** The chat workload: 20 chats, one message a second in all, each turn 300 ms on the model. */
+const CHATS = 20;
+const CHAT_INTERVAL_MS = 1000;
+const MODEL_DELAY_MS = 300;
+const CHAT_TIMING = { partitions: 8, ownerTtlSecs: 6, ackWaitSecs: 10 };
+const BOT = { plugin: 'chat_b', instance: 'main' };
+/** With chat, these faults hit whichever daemon polls the bot when they start. */
+const AIMED: ReadonlySet<FaultKind> = new Set(['kill', 'pause', 'partition-db']);
 
 export const CHECK_PARAMS: CheckParams = {
   intervalMs: INTERVAL_MS,
   jitterMs: JITTER_MS,
   ttlMs: LEASE_TTL_FACTOR * INTERVAL_MS,
   heartbeatWindowMs: TIMING.staleAfterSecs * 1000,
+  chat: {
+    ownerTtlMs: CHAT_TIMING.ownerTtlSecs * 1000,
+    ackWaitMs: CHAT_TIMING.ackWaitSecs * 1000,
+    historyLimit: CHAT_MEMORY_MESSAGES,
+  },
 };
 
 /** The operator's and the harness's link to a server: straight, no proxy. */
@@ -96,16 +126,20 @@ interface Rig {
   observer?: DbObserver;
   feed?: FeedServer;
   sink?: RecordingSink;
+  model?: ChatModel;
+  driver?: ChatDriver;
   daemons: ClusterDaemon[];
   operatorRoot?: string;
 }
 
 async function teardown(rig: Rig): Promise<void> {
   rig.feed?.stopPublishing();
+  rig.driver?.stopSending();
   for (const d of rig.daemons) await d.close().catch(() => {});
   await rig.observer?.close().catch(() => {});
   await rig.feed?.close().catch(() => {});
   await rig.sink?.close().catch(() => {});
+  await rig.model?.close().catch(() => {});
   await rig.nats?.stop().catch(() => {});
   await rig.pg?.stop().catch(() => {});
   if (rig.operatorRoot) rmSync(rig.operatorRoot, { recursive: true, force: true });
@@ -127,6 +161,16 @@ async function setUp(rig: Rig, o: ClusterRunOptions, log: (l: string) => void): 
     responseDelayMs: FEED_DELAY_MS,
   }));
   const sink = (rig.sink = await createRecordingSink());
+  const timing: ClusterTiming = o.chat ? { ...TIMING, chat: CHAT_TIMING } : TIMING;
+  if (o.chat) {
+    rig.model = await createChatModel({ delayMs: MODEL_DELAY_MS });
+    rig.driver = createChatDriver({
+      telegram: sink.telegram,
+      chats: CHATS,
+      intervalMs: CHAT_INTERVAL_MS,
+      seed: o.seed,
+    });
+  }
   rig.operatorRoot = mkdtempSync(join(tmpdir(), 'agent-fault-operator-'));
   writeTree(
     rig.operatorRoot,
@@ -134,7 +178,8 @@ async function setUp(rig: Rig, o: ClusterRunOptions, log: (l: string) => void): 
       pg: direct(pg.port),
       nats: direct(nats.port),
       schema: SCHEMA,
-      timing: TIMING,
+      timing,
+      ...(rig.model ? { modelBaseUrl: rig.model.baseUrl } : {}),
       workload: {
         'pollers.yaml': pollersYaml(feed, {
           agent: 'a',
@@ -157,7 +202,7 @@ async function setUp(rig: Rig, o: ClusterRunOptions, log: (l: string) => void): 
         pg: direct(pg.port),
         nats: direct(nats.port),
         schema: SCHEMA,
-        timing: TIMING,
+        timing,
       }),
     );
   await Promise.all(rig.daemons.map((d) => d.start()));
@@ -170,8 +215,20 @@ async function setUp(rig: Rig, o: ClusterRunOptions, log: (l: string) => void): 
   log(`fault run: ${rig.daemons.length} daemons up, ${feed.jobIds.length} jobs baselined`);
 }
 
+/** The daemon running the bot's poll loop now, by its logs. */
+function botPoller(rig: Rig): number | undefined {
+  const spans = pollerSpans(
+    rig.daemons.flatMap((d) => parseDaemonLog(d.id, d.lines).records),
+    [],
+    BOT,
+  );
+  const id = pollerAt(spans, Date.now());
+  const i = rig.daemons.findIndex((d) => d.id === id);
+  return i < 0 ? undefined : i;
+}
+
 /** Plays the schedule with the probes hooked in; returns what was applied and what the probes saw. */
-async function playNemesis(rig: Rig, schedule: FaultEvent[], log: (l: string) => void) {
+async function playNemesis(rig: Rig, schedule: FaultEvent[], log: (l: string) => void, chat: boolean) {
   const reloads: ReloadProbe[] = [];
   const skews: SkewProbe[] = [];
   const pending: Promise<void>[] = [];
@@ -187,6 +244,8 @@ async function playNemesis(rig: Rig, schedule: FaultEvent[], log: (l: string) =>
     { daemons: rig.daemons, db: rig.pg! },
     {
       log,
+      // With chat, kills, pauses and database partitions hit the bot's poller: each is an owner failover.
+      ...(chat ? { aim: (e: FaultEvent) => (AIMED.has(e.kind) ? botPoller(rig) : undefined) } : {}),
       async onFaultStarted(e, handle) {
         const d = handle === undefined ? undefined : byId.get(handle.id);
         if (d === undefined) return;
@@ -224,25 +283,44 @@ export async function runClusterFaults(o: ClusterRunOptions): Promise<ClusterRun
     await setUp(rig, o, log);
     const feed = rig.feed!;
     feed.startPublishing();
-    const played = await playNemesis(rig, schedule, log);
+    rig.driver?.startSending();
+    const played = await playNemesis(rig, schedule, log, o.chat === true);
     const quietFrom = Date.now();
     feed.stopPublishing();
+    rig.driver?.stopSending();
     log('fault run: healed; waiting for quiet');
     await quiet(rig);
     await Promise.all(played.pending);
     const endedAt = Date.now();
     const observer = rig.observer!;
     await observer.stop();
+    const logs = rig.daemons.flatMap((d) => parseDaemonLog(d.id, d.lines).records);
+    const chat =
+      rig.driver && rig.model
+        ? buildChatHistory({
+            chats: rig.driver.chats,
+            messages: rig.driver.sent,
+            sink: rig.sink!.deliveries,
+            turns: rig.model.turns,
+            polls: rig.sink!.telegram.polls,
+            memory: await observer.memoryRows(),
+            logs,
+            faults: played.faults,
+            instance: BOT,
+            endedAt,
+          })
+        : undefined;
     const history = buildHistory({
       published: feed.published,
       sink: rig.sink!.deliveries,
       audit: observer.audit(),
       grants: await observer.grants(),
       faults: played.faults,
-      logs: rig.daemons.flatMap((d) => parseDaemonLog(d.id, d.lines).records),
+      logs,
       reloads: played.reloads,
       skews: played.skews,
       endState: await observer.endState(),
+      ...(chat ? { chat } : {}),
       quietFrom,
       endedAt,
     });
@@ -253,6 +331,7 @@ export async function runClusterFaults(o: ClusterRunOptions): Promise<ClusterRun
       ...played.skews.map(
         (s) => `skew: ${s.daemonId} under ${s.skewSecs} s measured ${s.measuredSecs ?? '-'} s`,
       ),
+      ...(o.chat ? [describeAimed(played.faults)] : []),
       formatReport(result),
     ].join('\n');
     if (o.artifacts && !(o.artifacts.onlyOnFail && result.ok)) {
@@ -269,6 +348,12 @@ export async function runClusterFaults(o: ClusterRunOptions): Promise<ClusterRun
   }
 }
 
+/** The victims of the faults aimed at the bot's poller (the schedule names the targets it drew). */
+function describeAimed(faults: readonly AppliedFault[]): string {
+  const hit = faults.filter((f) => AIMED.has(f.kind)).map((f) => `${f.kind} ${f.daemonId}`);
+  return `aimed at the bot's poller: ${hit.length ? hit.join(', ') : 'nothing'}`;
+}
+
 function describeReload(r: ReloadProbe): string {
   const converged =
     r.convergedAt === undefined || r.healedAt === undefined
@@ -279,14 +364,34 @@ function describeReload(r: ReloadProbe): string {
 
 /**
  * The quiet period: every published item received, and at least failover + two intervals more of ticking
- * (so a job stuck after the last fault shows as a gap); at most 60 s.
+ * (so a job stuck after the last fault shows as a gap); with chat, every message answered (or as many
+ * replies that answer nothing in its chat as unanswered messages), and at least the redelivery window (so a
+ * late duplicate shows); at most 60 s.
  */
 async function quiet(rig: Rig): Promise<void> {
   const t0 = Date.now();
-  const minMs = 3 * CHECK_PARAMS.heartbeatWindowMs + 2 * INTERVAL_MS;
+  const minMs = Math.max(
+    3 * CHECK_PARAMS.heartbeatWindowMs + 2 * INTERVAL_MS,
+    rig.driver ? redeliveryWindowMs(CHECK_PARAMS.chat!) : 0,
+  );
   const wanted = () => {
     const got = new Set(rig.sink!.deliveries.map((d) => d.text));
-    return rig.feed!.published.every((p) => got.has(p.itemId));
+    return rig.feed!.published.every((p) => got.has(p.itemId)) && (!rig.driver || chatSettled(rig));
   };
   while (Date.now() - t0 < 60_000 && !(Date.now() - t0 >= minMs && wanted())) await sleep(250);
+}
+
+/** Every chat has at least as many replies that answer nothing as messages without an answer. */
+function chatSettled(rig: Rig): boolean {
+  const answered = new Set<string>();
+  const failures = new Map<string, number>();
+  for (const d of rig.sink!.deliveries) {
+    const a = parseAnswerText(d.text);
+    if (a) answered.add(chatMessageText(a.chat, a.seq));
+    else failures.set(d.chatId, (failures.get(d.chatId) ?? 0) + 1);
+  }
+  const open = new Map<string, number>();
+  for (const m of rig.driver!.sent)
+    if (!answered.has(chatMessageText(m.chat, m.seq))) open.set(m.chatId, (open.get(m.chatId) ?? 0) + 1);
+  return [...open].every(([chatId, n]) => (failures.get(chatId) ?? 0) >= n);
 }

@@ -1,5 +1,6 @@
 // The harness's database observer on the real PostgreSQL store: what its triggers record of grants, epoch
 // ends and delivery writes, and what it reads back for the checker.
+import { createPostgresMemory } from '@agent/agent-runtime/postgres';
 import { migrateCluster } from '@agent/cluster';
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { createPostgresStateStore, type ClaimingStore } from '@agent/poller-runtime/postgres';
@@ -89,5 +90,21 @@ describe('database observer', () => {
     expect(observer.audit().map((r) => r.itemId)).toEqual(['i1']);
     // A holds j, and no member row says A#1 is alive.
     expect((await observer.endState()).orphanLeases).toEqual([{ jobId: 'j', holder: 'A#1' }]);
+  });
+
+  it('reads conversation memory by id, and none before a daemon created its table', async () => {
+    expect(await observer.memoryRows()).toEqual([]);
+    const memory = await createPostgresMemory({ pool: db.pool, schema: db.schema });
+    await memory.appendExchange('a|0|chat_b|main|7000', 'c0#1', 're c0#1 after 0', new Date());
+    await memory.close();
+    expect(await observer.memoryRows()).toEqual([
+      { id: expect.any(Number), sessionKey: 'a|0|chat_b|main|7000', role: 'user', content: 'c0#1' },
+      {
+        id: expect.any(Number),
+        sessionKey: 'a|0|chat_b|main|7000',
+        role: 'assistant',
+        content: 're c0#1 after 0',
+      },
+    ]);
   });
 });

@@ -6,6 +6,7 @@ import { createPool, quoteSchema, type Pool } from '@agent/pg';
 import { createPostgresStateStore } from '@agent/poller-runtime/postgres';
 import { sleep } from '@agent/timers';
 import { IDLE_IN_TRANSACTION_MS } from './checks-control.js';
+import type { MemoryRow } from './chat-history.js';
 import { auditFromRows, type DeliveryAudit, type EndState, type LeaseGrant } from './history.js';
 
 /**
@@ -147,6 +148,8 @@ export interface DbObserver {
   appliedVersion(daemonId: string): Promise<number | null>;
   /** Leases held at the end and sessions idle in a transaction, for the end-of-run hygiene check. */
   endState(): Promise<EndState>;
+  /** Conversation memory (`memory_message`) by id; empty when no daemon created the table. */
+  memoryRows(): Promise<MemoryRow[]>;
   /** Reads the audit once more and stops reading. */
   stop(): Promise<void>;
   close(): Promise<void>;
@@ -203,6 +206,17 @@ export async function startDbObserver(o: {
       );
       const v = (rows[0] as { v: number | null } | undefined)?.v;
       return v === undefined || v === null ? null : Number(v);
+    },
+    async memoryRows() {
+      const { rows } = await pool
+        .query(`SELECT id, session_key, role, content FROM ${schema}.memory_message ORDER BY id`)
+        .catch((err: unknown) => {
+          if ((err as { code?: string }).code === '42P01') return { rows: [] }; // undefined_table
+          throw err;
+        });
+      return (rows as { id: string | number; session_key: string; role: string; content: string }[]).map(
+        (r) => ({ id: Number(r.id), sessionKey: r.session_key, role: r.role, content: r.content }),
+      );
     },
     async endState() {
       const { rows: orphans } = await pool.query(

@@ -22,6 +22,10 @@ describe('history', () => {
       { at: 3, line: '[1,2]' },
       { at: 4, line: '{"level":"info"}' },
       { at: 5, line: '{"msg":"daemon started","level":3}' },
+      {
+        at: 6,
+        line: '{"msg":"channel polling started","plugin":"chat_b","instance":"main","offset":"none"}',
+      },
     ]);
     expect(records).toEqual([
       {
@@ -32,6 +36,7 @@ describe('history', () => {
         jobId: 'feed-0001',
       },
       { daemonId: 'a', at: 5, msg: 'daemon started' },
+      { daemonId: 'a', at: 6, msg: 'channel polling started', plugin: 'chat_b', instance: 'main' },
     ]);
     expect(unparsed).toBe(3);
   });

@@ -7,6 +7,7 @@
 // the two agree within scheduling noise. An audit row's `deliveredAt` is the daemon's database-corrected
 // clock, good to a fraction of a round trip; a daemon's own log `ts` is never used (a skewed daemon's clock is
 // wrong on purpose).
+import type { ChatHistory } from './chat-history.js';
 import type { AppliedFault } from './nemesis-run.js';
 import type { PublishedItem, SinkDelivery } from './workload.js';
 
@@ -86,6 +87,9 @@ export interface DaemonLogRecord {
   msg: string;
   level?: string;
   jobId?: string;
+  /** A channel's records name its plugin and instance. */
+  plugin?: string;
+  instance?: string;
 }
 
 /** An item message the sink accepted. */
@@ -108,6 +112,8 @@ export interface History {
   reloads: ReloadProbe[];
   skews: SkewProbe[];
   endState?: EndState;
+  /** The chat workload's part, when it ran. */
+  chat?: ChatHistory;
   /** The nemesis stopped and everything healed: every item published before must reach the sink. */
   quietFrom: number;
   /** The end of observation. */
@@ -148,10 +154,18 @@ export function parseDaemonLog(
       unparsed++;
       continue;
     }
-    const b = body as { msg: string; level?: unknown; job_id?: unknown };
+    const b = body as {
+      msg: string;
+      level?: unknown;
+      job_id?: unknown;
+      plugin?: unknown;
+      instance?: unknown;
+    };
     const rec: DaemonLogRecord = { daemonId, at, msg: b.msg };
     if (typeof b.level === 'string') rec.level = b.level;
     if (typeof b.job_id === 'string') rec.jobId = b.job_id;
+    if (typeof b.plugin === 'string') rec.plugin = b.plugin;
+    if (typeof b.instance === 'string') rec.instance = b.instance;
     records.push(rec);
   }
   return { records, unparsed };
@@ -198,6 +212,7 @@ export interface HistoryInput {
   reloads?: readonly ReloadProbe[];
   skews?: readonly SkewProbe[];
   endState?: EndState;
+  chat?: ChatHistory;
   quietFrom: number;
   endedAt: number;
 }
@@ -219,6 +234,7 @@ export function buildHistory(input: HistoryInput): History {
     reloads: [...(input.reloads ?? [])],
     skews: [...(input.skews ?? [])],
     ...(input.endState ? { endState: input.endState } : {}),
+    ...(input.chat ? { chat: input.chat } : {}),
     quietFrom: input.quietFrom,
     endedAt: input.endedAt,
   };

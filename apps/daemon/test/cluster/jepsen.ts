@@ -1,5 +1,6 @@
 // The long fault run (`pnpm jepsen --minutes N --seed S`), started by bench/jepsen.mjs from the compiled
-// harness: the whole fault run (cluster-run.ts) with a nemesis playing for N minutes, its report printed.
+// harness: the whole fault run (cluster-run.ts) with the chat workload and a nemesis playing for N minutes,
+// its report printed.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -60,6 +61,7 @@ export async function runJepsen(argv: readonly string[], out: (line: string) => 
       nemesisMs: o.minutes * 60_000,
       jobs: o.jobs,
       daemons: o.daemons,
+      chat: true,
       log: out,
       artifacts: { dir: mkdtempSync(join(tmpdir(), `jepsen-${o.seed}-`)) },
     });

@@ -122,6 +122,33 @@ describe('nemesis effects', () => {
     expect(state(d.pid)).not.toBe('T');
   });
 
+  it('aims a fault at the daemon its aim picks when it starts, else at the scheduled one', async () => {
+    const daemons = [await idleDaemon('d3'), await idleDaemon('d4')];
+    const target: NemesisTarget = { daemons, db: { restart: async () => {} } };
+    const asked: string[] = [];
+    const applied = await runNemesis(
+      [
+        { at: 0, kind: 'partition-db', target: 0, durationMs: 10 },
+        { at: 20, kind: 'partition-nats', target: 0, durationMs: 10 },
+        { at: 40, kind: 'db-restart', durationMs: 0 },
+      ],
+      target,
+      {
+        aim(e) {
+          asked.push(e.kind);
+          return e.kind === 'partition-db' ? 1 : undefined;
+        },
+      },
+    );
+    expect(applied.map((a) => [a.kind, a.daemonId])).toEqual([
+      ['partition-db', 'd4'],
+      ['partition-nats', 'd3'],
+      ['db-restart', undefined],
+    ]);
+    // A fault on no one daemon (db-restart) is not aimed.
+    expect(asked).toEqual(['partition-db', 'partition-nats']);
+  });
+
   it('healAll continues stopped processes and heals every link', async () => {
     const d = await idleDaemon('d2');
     await stopProcess(d.pid);

@@ -44,6 +44,11 @@ export interface RunNemesisOptions {
   log?: (line: string) => void;
   /** Called once a fault is in place (e.g. to issue `agent reload` inside a NATS partition). */
   onFaultStarted?(fault: FaultEvent, daemon: DaemonHandle | undefined): Promise<void> | void;
+  /**
+   * Picks the victim of a fault that hits one daemon when it starts (e.g. whoever holds some lease then);
+   * undefined keeps the schedule's target.
+   */
+  aim?(fault: FaultEvent): number | undefined;
 }
 
 /** Puts one fault in place, waits its duration (cut short by `abort`), heals it. */
@@ -103,8 +108,10 @@ export async function runNemesis(
   const now = o.now ?? Date.now;
   const t0 = now();
   const applied: AppliedFault[] = [];
-  for (const e of schedule) {
-    if (!(await sleep(e.at - (now() - t0), o.signal))) break;
+  for (const planned of schedule) {
+    if (!(await sleep(planned.at - (now() - t0), o.signal))) break;
+    const aimed = planned.target === undefined ? undefined : o.aim?.(planned);
+    const e = aimed === undefined ? planned : { ...planned, target: aimed };
     o.log?.(`nemesis t+${((now() - t0) / 1000).toFixed(1)}s ${e.kind} ${e.target ?? 'all'}`);
     applied.push(await applyFault(e, target, o));
     if (o.signal?.aborted) break;

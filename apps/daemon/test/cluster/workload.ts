@@ -169,14 +169,15 @@ export interface RecordingSink {
 
 /**
  * The project's Telegram fake, with the time of every accepted `sendMessage` recorded: the fake keeps no
- * times, so the harness wraps its `sends.push`, which the fake calls exactly once per accepted message.
+ * times of sends, so the harness wraps its `sends.push`, which the fake calls exactly once per accepted
+ * message. Its getUpdates calls (`telegram.polls`) are timed on the same clock.
  */
 export async function createRecordingSink(
   o: { token?: string; now?: () => number } = {},
 ): Promise<RecordingSink> {
   const now = o.now ?? Date.now;
   const token = o.token ?? '4242:harness-token';
-  const telegram = await createFakeTelegram({ token });
+  const telegram = await createFakeTelegram({ token, now });
   const deliveries: SinkDelivery[] = [];
   const sends = telegram.sends as FakeTelegramSend[];
   const push = sends.push.bind(sends);

@@ -5,6 +5,8 @@ import { readBody, sendJson, startLoopbackServer } from './http.js';
 export interface FakeTelegramOptions {
   /** The bot token the fake accepts; other tokens get 401 Unauthorized. */
   token: string;
+  /** The clock of `polls` (epoch ms); default `Date.now`. */
+  now?: () => number;
 }
 
 /** One accepted `sendMessage` call. */
@@ -22,6 +24,20 @@ export interface FakeTelegramRequest {
   body: string;
 }
 
+/** One getUpdates call, from its arrival to its answer (or its client going away). */
+export interface FakeTelegramPoll {
+  /** `offset` as sent. */
+  offset: number | undefined;
+  /** When the call arrived (`now()`). */
+  startedAt: number;
+  /** When it was answered or its client went away; absent while it is open. */
+  endedAt?: number;
+  /** The status it was answered with; absent while open or when its client went away first. */
+  status?: number;
+  /** Answered 409 because another getUpdates arrived while it was open (two consumers of one bot). */
+  conflict: boolean;
+}
+
 export interface FakeTelegram {
   /** Use as the instance's `base_url`. */
   readonly baseUrl: string;
@@ -29,6 +45,8 @@ export interface FakeTelegram {
   readonly requests: FakeTelegramRequest[];
   /** Offsets (as sent) of every getUpdates call. */
   readonly getUpdatesOffsets: (number | undefined)[];
+  /** Every getUpdates call (injected failures included) with when it started and ended, oldest first. */
+  readonly polls: readonly FakeTelegramPoll[];
   /** Queues a private-chat text message; returns its `update_id`. */
   enqueueText(input: { chatId: number; text: string; fromId?: number }): number;
   /** Queues any update object; `update_id` is assigned when missing. Returns it. */
@@ -48,6 +66,7 @@ interface Waiter {
   offset: number | undefined;
   res: ServerResponse;
   timer: TimerHandle;
+  poll: FakeTelegramPoll;
 }
 
 /**
@@ -60,6 +79,15 @@ export async function createFakeTelegram(options: FakeTelegramOptions): Promise<
   const sends: FakeTelegramSend[] = [];
   const requests: FakeTelegramRequest[] = [];
   const getUpdatesOffsets: (number | undefined)[] = [];
+  const polls: FakeTelegramPoll[] = [];
+  const now = options.now ?? Date.now;
+  /** Ends a poll once: the first answer (or the client leaving) is when it ended. */
+  const ended = (poll: FakeTelegramPoll, status: number | undefined, conflict = false): void => {
+    if (poll.endedAt !== undefined) return;
+    poll.endedAt = now();
+    if (status !== undefined) poll.status = status;
+    poll.conflict = conflict;
+  };
   let queue: Record<string, unknown>[] = [];
   let nextUpdateId = 1000;
   let nextMessageId = 1;
@@ -79,6 +107,7 @@ export async function createFakeTelegram(options: FakeTelegramOptions): Promise<
     const w = waiter;
     waiter = undefined;
     w.timer.cancel();
+    ended(w.poll, 200);
     sendJson(w.res, 200, { ok: true, result: updates });
   };
 
@@ -114,8 +143,15 @@ export async function createFakeTelegram(options: FakeTelegramOptions): Promise<
       Object.assign(params, Object.fromEntries(new URLSearchParams(body)));
     }
     if (m[2] === 'getUpdates') {
+      const poll: FakeTelegramPoll = {
+        offset: params.offset === undefined ? undefined : Number(params.offset),
+        startedAt: now(),
+        conflict: false,
+      };
+      polls.push(poll);
       const status = pollFailures.shift();
       if (status !== undefined) {
+        ended(poll, status);
         fail(
           res,
           status,
@@ -123,13 +159,14 @@ export async function createFakeTelegram(options: FakeTelegramOptions): Promise<
         );
         return;
       }
-      const offset = params.offset === undefined ? undefined : Number(params.offset);
+      const offset = poll.offset;
       const timeout = params.timeout === undefined ? 0 : Number(params.timeout);
       getUpdatesOffsets.push(offset);
       if (waiter) {
         const old = waiter;
         waiter = undefined;
         old.timer.cancel();
+        ended(old.poll, 409, true);
         fail(
           old.res,
           409,
@@ -138,19 +175,23 @@ export async function createFakeTelegram(options: FakeTelegramOptions): Promise<
       }
       const updates = pending(offset);
       if (updates.length > 0 || timeout <= 0) {
+        ended(poll, 200);
         sendJson(res, 200, { ok: true, result: updates });
         return;
       }
       const w: Waiter = {
         offset,
         res,
+        poll,
         timer: setTimer(() => {
           if (waiter === w) waiter = undefined;
+          ended(poll, 200);
           sendJson(res, 200, { ok: true, result: [] });
         }, timeout * 1000),
       };
       waiter = w;
       res.on('close', () => {
+        ended(poll, undefined);
         w.timer.cancel();
         if (waiter === w) waiter = undefined;
       });
@@ -206,6 +247,7 @@ export async function createFakeTelegram(options: FakeTelegramOptions): Promise<
     sends,
     requests,
     getUpdatesOffsets,
+    polls,
     enqueueUpdate,
     enqueueText({ chatId, text, fromId }) {
       return enqueueUpdate({

@@ -12,6 +12,7 @@ export {
   createFakeTelegram,
   type FakeTelegram,
   type FakeTelegramOptions,
+  type FakeTelegramPoll,
   type FakeTelegramRequest,
   type FakeTelegramSend,
 } from './fake-telegram.js';
