@@ -25,6 +25,8 @@ import {
 
 const TOKEN = '123456:bot-token-chatcluster';
 const OWNER_TTL_SECS = 3;
+const PARTITIONS = 4;
+const IDS = ['host-a', 'host-b'];
 const scope = daemonScope();
 afterAll(dropInboundStream);
 let db: ScratchSchema;
@@ -50,7 +52,7 @@ afterEach(async () => {
 const clusterYaml = (id: string) =>
   `daemon_id: ${id}\npostgres:\n  url: ${db.url}\n  schema: ${db.schema}\n  pool_max: 6\n` +
   `heartbeat:\n  interval_secs: 1\n  stale_after_secs: 3\n` +
-  `chat:\n  partitions: 4\n  owner_ttl_secs: ${OWNER_TTL_SECS}\n  ack_wait_secs: 5\n`;
+  `chat:\n  partitions: ${PARTITIONS}\n  owner_ttl_secs: ${OWNER_TTL_SECS}\n  ack_wait_secs: 5\n`;
 
 /**
  * Host a holds the whole config (a chat_b agent); the others only their host-local files. `tokenFile`: the
@@ -81,6 +83,16 @@ function hosts(ids: string[], tokenFile?: string): Workdir[] {
 }
 
 const OWNER = /channel owner acquired/;
+/** Pushes host a's config, starts a daemon per host and waits until one of them owns chat_b/main. */
+async function startCluster(ws: Workdir[]): Promise<{ ds: DaemonProcess[]; owner: DaemonProcess }> {
+  const pushed = await runCli(ws[0]!, ['config', 'push', '--config-dir', 'config']);
+  expect(pushed.code, pushed.stderr).toBe(0);
+  const ds: DaemonProcess[] = [];
+  for (const w of ws) ds.push(await scope.start(w));
+  await until(() => ds.some((d) => d.count(OWNER) > 0), 10_000, 'an owner of chat_b/main');
+  return { ds, owner: ds.find((d) => d.count(OWNER) > 0)! };
+}
+
 const repliesTo = (chat: number) => tg.sends.filter((s) => s.chatId === String(chat)).map((s) => s.text);
 
 /** A signed `chat_a` webhook with one text message, posted to a daemon's listener. */
@@ -96,22 +108,37 @@ const postWebhook = (port: number, id: string, text: string) => {
   });
 };
 
+interface StatusJson {
+  members: { daemon_id: string; state: string; inbound_partitions: number | null }[];
+  channel_owners: {
+    plugin: string;
+    instance: string;
+    daemon_id: string;
+    term: number;
+    expires_in_ms: number;
+  }[];
+}
+
+async function statusJson(w: Workdir, d: DaemonProcess): Promise<StatusJson> {
+  const r = await runCli(w, ['cluster', 'status', '--json', '--admin-url', d.adminUrl]);
+  expect(r.code, r.stdout + r.stderr).not.toBe(1);
+  return JSON.parse(r.stdout) as StatusJson;
+}
+
+const partitionsOf = (s: StatusJson) =>
+  Object.fromEntries(s.members.map((m) => [m.daemon_id, m.inbound_partitions]));
+
 describe('cluster mode: chat across daemons', () => {
   it('one daemon polls the bot; each message is answered once and in order; a killed owner is replaced within the TTL + 3 s', async () => {
     const ws = hosts(['host-a', 'host-b', 'host-c']);
-    const pushed = await runCli(ws[0]!, ['config', 'push', '--config-dir', 'config']);
-    expect(pushed.code, pushed.stderr).toBe(0);
-    const ds: DaemonProcess[] = [];
-    for (const w of ws) ds.push(await scope.start(w));
-    await until(() => ds.some((d) => d.count(OWNER) > 0), 10_000, 'an owner of chat_b/main');
-    const owner = ds.find((d) => d.count(OWNER) > 0)!;
+    const { ds, owner } = await startCluster(ws);
     // The partitions spread as members join: each is run by one daemon, and not all by the same one.
     const ownedPartitions = () =>
       Promise.all(ds.map(async (d) => (await d.metric('agent_inbound_partitions_owned')) ?? 0));
     await until(
       async () => {
         const owned = await ownedPartitions();
-        return owned.reduce((a, b) => a + b, 0) === 4 && Math.max(...owned) < 4;
+        return owned.reduce((a, b) => a + b, 0) === PARTITIONS && Math.max(...owned) < PARTITIONS;
       },
       20_000,
       'four partitions spread over the daemons',
@@ -164,12 +191,7 @@ describe('cluster mode: chat across daemons', () => {
 
   it('a bot token rotated on every host is refused by `agent reload` with the fix, and reaches the owner as the next version', async () => {
     const ws = hosts(['host-a', 'host-b'], '123456:an-old-token');
-    const pushed = await runCli(ws[0]!, ['config', 'push', '--config-dir', 'config']);
-    expect(pushed.code, pushed.stderr).toBe(0);
-    const ds: DaemonProcess[] = [];
-    for (const w of ws) ds.push(await scope.start(w));
-    await until(() => ds.some((d) => d.count(OWNER) > 0), 10_000, 'an owner of chat_b/main');
-    const owner = ds.find((d) => d.count(OWNER) > 0)!;
+    const { ds, owner } = await startCluster(ws);
     // The old token is refused (401): the owner keeps trying, nothing is taken.
     await owner.waitFor(/channel poll failed.* status=401/, 10_000);
     tg.enqueueText({ chatId: 5, text: 'after the rotation' });
@@ -236,5 +258,63 @@ describe('cluster mode: chat across daemons', () => {
     } finally {
       await wa.close();
     }
+  });
+
+  it('`agent cluster status` names the one daemon polling the bot and the partitions each daemon runs, and follows the bot to the next owner', async () => {
+    const ws = hosts(IDS);
+    const { ds, owner } = await startCluster(ws);
+    const ownerAt = ds.indexOf(owner);
+    const other = ds[1 - ownerAt]!;
+    // The partitions spread evenly over the two daemons, as each daemon's own gauge says.
+    const gauges = () =>
+      Promise.all(ds.map(async (d) => (await d.metric('agent_inbound_partitions_owned')) ?? 0));
+    await until(
+      async () => (await gauges()).every((n) => n === PARTITIONS / 2),
+      20_000,
+      'two partitions each',
+    );
+
+    // Any daemon answers for the cluster: asked at the daemon that does not poll the bot.
+    const s = await statusJson(ws[0]!, other);
+    expect(s.channel_owners).toHaveLength(1);
+    expect(s.channel_owners[0]).toMatchObject({
+      plugin: 'chat_b',
+      instance: 'main',
+      daemon_id: IDS[ownerAt],
+      term: 1,
+    });
+    expect(s.channel_owners[0]!.expires_in_ms).toBeGreaterThan(0);
+    expect(s.channel_owners[0]!.expires_in_ms).toBeLessThanOrEqual(OWNER_TTL_SECS * 1000);
+    const held = await gauges();
+    expect(partitionsOf(s)).toEqual({ [IDS[0]!]: held[0], [IDS[1]!]: held[1] });
+    expect(held.reduce((a, b) => a + b, 0)).toBe(PARTITIONS);
+    for (const d of ds) expect(d.count(OWNER)).toBe(d === owner ? 1 : 0);
+
+    const plain = await runCli(ws[1]!, ['cluster', 'status', '--admin-url', owner.adminUrl]);
+    expect(plain.code, plain.stdout + plain.stderr).toBe(0);
+    const lines = plain.stdout.trimEnd().split('\n');
+    expect(lines[1]).toMatch(/\bJOBS +PARTITIONS +TICKS\b/);
+    expect(lines.slice(-2)).toEqual(['channel owners:', `  chat_b/main  ${IDS[ownerAt]}  term 1`]);
+
+    // The owner stops: it gives the bot up at once, the other daemon takes it under the next term, and the
+    // status shows the new owner and every partition on the daemon left.
+    await owner.stop('SIGTERM');
+    await other.waitFor(OWNER, (OWNER_TTL_SECS + 3) * 1000);
+    let after: StatusJson | undefined;
+    await until(
+      async () => {
+        after = await statusJson(ws[1 - ownerAt]!, other);
+        return after.members.find((m) => m.daemon_id === IDS[1 - ownerAt])?.inbound_partitions === PARTITIONS;
+      },
+      20_000,
+      'every partition on the daemon left',
+    );
+    expect(after!.channel_owners.map((o) => [`${o.plugin}/${o.instance}`, o.daemon_id, o.term])).toEqual([
+      ['chat_b/main', IDS[1 - ownerAt], 2],
+    ]);
+    expect(after!.members.find((m) => m.daemon_id === IDS[ownerAt])).toMatchObject({
+      state: 'left',
+      inbound_partitions: 0,
+    });
   });
 });

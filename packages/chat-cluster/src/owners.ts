@@ -7,13 +7,12 @@
  * file carries the steps out, one start or stop at a time per side.
  */
 import type { InboundOwnership, InboundSide } from '@agent/agent-runtime';
-import { createLeaderElection, type LeaderElection } from '@agent/cluster';
+import { createLeaderElection, type LeaderElection, repeat, type Repeater } from '@agent/cluster';
 import type { Logger } from '@agent/log';
 import type { Pool } from '@agent/pg';
 import type { OwnerFence } from './channel-state.js';
 import { ChatClusterError } from './errors.js';
 import { leaseStep, sideStep, startRetryMs, type OwnerView, type SidePhase } from './owner-decision.js';
-import { repeat, type Repeater } from './repeat.js';
 
 export interface InboundOwnersOptions {
   pool: Pool;

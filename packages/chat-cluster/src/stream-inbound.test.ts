@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createConnection, createServer, type Socket } from 'node:net';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { InboundOutcome } from '@agent/agent-runtime';
@@ -7,7 +6,7 @@ import type { InboundMessage } from '@agent/channels';
 import { migrateCluster } from '@agent/cluster';
 import { createMemoryLogger, type MemoryLogger } from '@agent/log';
 import type { Pool } from '@agent/pg';
-import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
+import { scratchSchema, type ScratchSchema, cuttableLink } from '@agent/pg/testing';
 import { sleep } from '@agent/timers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ChatStreamError } from './stream-errors.js';
@@ -318,7 +317,7 @@ describe('chat inbound through JetStream', () => {
     const a = await start('a#1', { servers: link.url });
     await a.inbound.ingress(message('chat-1'));
     await waitFor('the first message handled', () => a.calls.length === 1);
-    link.cut();
+    void link.cut();
     const disconnected =
       'chat inbound disconnected from NATS: new chat messages are refused until it is back';
     await waitFor('the disconnect', () => logger.find(disconnected).length === 1);
@@ -341,42 +340,3 @@ describe('chat inbound through JetStream', () => {
     expect(a.inbound.ownedPartitions().length).toBe(8);
   });
 });
-
-/** A TCP link to NATS that a test can cut (every connection closed, new ones refused) and restore. */
-async function cuttableLink(
-  targetUrl: string,
-): Promise<{ url: string; cut(): void; restore(): void; close(): Promise<void> }> {
-  const target = new URL(targetUrl);
-  const sockets = new Set<Socket>();
-  let refusing = false;
-  const server = createServer((client) => {
-    if (refusing) {
-      client.destroy();
-      return;
-    }
-    const upstream = createConnection(Number(target.port || 4222), target.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => s.destroy());
-      s.on('close', () => sockets.delete(s));
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  return {
-    url: `nats://127.0.0.1:${port}`,
-    cut() {
-      refusing = true;
-      for (const s of sockets) s.destroy();
-    },
-    restore() {
-      refusing = false;
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}

@@ -44,3 +44,4 @@ export {
   type MemberStatus,
 } from './status.js';
 export { createClusterMetrics, type ClusterMetrics } from './metrics.js';
+export { repeat, type Repeater } from './loop.js';

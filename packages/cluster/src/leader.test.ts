@@ -1,6 +1,5 @@
-import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
+import { scratchSchema, type ScratchSchema, cuttableLink } from '@agent/pg/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cuttableLink } from '../test/proxy.js';
 import { waitFor } from '../test/wait.js';
 import { createLeaderElection, readLeader, type LeaderOptions } from './leader.js';
 import { migrateCluster } from './migrations.js';

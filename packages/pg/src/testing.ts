@@ -45,3 +45,5 @@ export async function scratchSchema(prefix = 't'): Promise<ScratchSchema> {
     },
   };
 }
+
+export { cuttableLink, type CuttableLink } from './cuttable-link.js';
