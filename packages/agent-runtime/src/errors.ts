@@ -28,7 +28,7 @@ export const AGENT_RUNTIME_ERROR_CODES = {
   },
   RUNTIME_MEMORY_FAILED: {
     meaning:
-      'The memory database could not be opened (thrown by `start()`, `openConversationMemory` and `createPostgresMemory`), or PostgreSQL memory could not be read or written (logged with `turn failed` or `memory write failed`).',
+      'The memory database could not be opened (thrown by `start()`, `openConversationMemory` and `createPostgresMemory`), or PostgreSQL memory could not be read or written (logged with `turn failed`, `turn handed back` or `memory write failed`).',
     action:
       'Fix `memory.yaml` `path` or make its directory writable; in cluster mode, check that PostgreSQL answers.',
   },

@@ -3,17 +3,32 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryKeyValueStore, type InboundMessage } from '@agent/channels';
 import { createFakeTelegram } from '@agent/channels/testing';
-import { createFakeOpenAI, openaiText, type FakeModelServer } from '@agent/model-providers/testing';
-import type { InboundOutcome, InboundSide } from './index.js';
+import {
+  createFakeOpenAI,
+  openaiError,
+  openaiText,
+  type FakeModelServer,
+} from '@agent/model-providers/testing';
+import {
+  AgentRuntimeError,
+  APOLOGY_TEXT,
+  type ConversationMemory,
+  type InboundOutcome,
+  type InboundSettle,
+  type InboundSide,
+} from './index.js';
 import {
   agentYaml,
   binding,
   createTestEnv,
+  deliveries,
   gate,
   inbound,
   providerYaml,
+  readJsonl,
   startRuntime,
   waitFor,
+  type Harness,
   type TestEnv,
 } from '../test/helpers.js';
 
@@ -131,5 +146,120 @@ describe('channel hosting', () => {
     expect(report).toMatchObject({ aborted: 1, dropped: 1 });
     expect(outcomes.get('m4')).toEqual(['abandoned']);
     expect(outcomes.get('m5')).toEqual(['abandoned']);
+  });
+});
+
+/** A memory whose reads fail while it is down (as when PostgreSQL does not answer); stored exchanges are kept. */
+function unreliableMemory(o: { readable: boolean; writable: boolean }) {
+  const stored: string[] = [];
+  const memory: ConversationMemory = {
+    async history() {
+      if (!o.readable)
+        throw new AgentRuntimeError('RUNTIME_MEMORY_FAILED', 'cannot read the memory: connection refused');
+      return [];
+    },
+    async appendExchange(_key, user, assistant) {
+      if (!o.writable)
+        throw new AgentRuntimeError('RUNTIME_MEMORY_FAILED', 'cannot store the exchange: connection refused');
+      stored.push(`${user} -> ${assistant}`);
+    },
+    async close() {},
+  };
+  return { memory, stored };
+}
+
+async function setupWith(
+  memory: ConversationMemory,
+): Promise<{ env: TestEnv; fake: FakeModelServer; h: Harness }> {
+  const { env: e, fake } = await setup();
+  e.write('agents.d/a.yaml', agentYaml({ bindings: binding({}) }));
+  e.write('memory.yaml', 'enabled: true\n');
+  const h = await startRuntime(e, { memory });
+  cleanups.push(async () => {
+    await h.runtime.stop({ graceMs: 0 });
+  });
+  return { env: e, fake, h };
+}
+
+/** A settle that records outcomes, telling the runtime whether the caller can run the message again. */
+function recorder(canRetry?: boolean): { settle: InboundSettle; outcomes: InboundOutcome[] } {
+  const outcomes: InboundOutcome[] = [];
+  const record = (o: InboundOutcome): void => void outcomes.push(o);
+  return { settle: canRetry === undefined ? record : Object.assign(record, { canRetry }), outcomes };
+}
+
+const transcript = (h: Harness) =>
+  readJsonl(join(h.store.current().agents.get('a')!.transcriptsDir, 'b0-log-default-chat-1.jsonl'));
+
+describe('a turn that cannot read its memory', () => {
+  it('answers with the apology when the caller cannot run the message again (one host, or the last attempt)', async () => {
+    for (const canRetry of [undefined, false]) {
+      const { memory, stored } = unreliableMemory({ readable: false, writable: true });
+      const { env: e, fake, h } = await setupWith(memory);
+      const { settle, outcomes } = recorder(canRetry);
+      await h.runtime.handleInbound(inbound('hello'), settle);
+      await h.runtime.whenIdle();
+      expect(fake.requests).toHaveLength(0);
+      expect(deliveries(e).map((d) => d.text)).toEqual([APOLOGY_TEXT]);
+      expect(outcomes).toEqual(['done']);
+      expect(stored).toEqual([]);
+      expect(h.logger.find('turn failed')[0]?.fields).toMatchObject({ code: 'RUNTIME_MEMORY_FAILED' });
+      expect(h.logger.find('turn handed back')).toEqual([]);
+    }
+  });
+
+  it('hands the message back when the caller can run it again: nothing sent or stored; its next delivery is answered', async () => {
+    const link = { readable: false, writable: true };
+    const { memory, stored } = unreliableMemory(link);
+    const { env: e, fake, h } = await setupWith(memory);
+    fake.setHandler(() => openaiText('hi there'));
+    const msg = inbound('hello');
+    const first = recorder(true);
+    await h.runtime.handleInbound(msg, first.settle);
+    await h.runtime.whenIdle();
+    expect(first.outcomes).toEqual(['retry']);
+    expect(fake.requests).toHaveLength(0);
+    expect(deliveries(e)).toEqual([]);
+    expect(stored).toEqual([]);
+    expect(h.logger.find('turn failed')).toEqual([]);
+    const handedBack = h.logger.find('turn handed back');
+    expect(handedBack).toHaveLength(1);
+    expect(handedBack[0]!.level).toBe('warn');
+    expect(handedBack[0]!.fields).toMatchObject({
+      agent_id: 'a',
+      message_id: msg.messageId,
+      code: 'RUNTIME_MEMORY_FAILED',
+    });
+    expect(transcript(h).map((r) => [r.type, r.code])).toEqual([
+      ['inbound', undefined],
+      ['turn_handed_back', 'RUNTIME_MEMORY_FAILED'],
+    ]);
+
+    // The same message again (its redelivery, here): not taken for a duplicate, answered once memory is back.
+    link.readable = true;
+    const second = recorder(true);
+    await h.runtime.handleInbound(msg, second.settle);
+    await h.runtime.whenIdle();
+    expect(second.outcomes).toEqual(['done']);
+    expect(deliveries(e).map((d) => d.text)).toEqual(['hi there']);
+    expect(stored).toEqual(['hello -> hi there']);
+  });
+
+  it('keeps the apology for a model error, and sends the reply when only storing it fails, also with canRetry', async () => {
+    const { memory, stored } = unreliableMemory({ readable: true, writable: false });
+    const { env: e, fake, h } = await setupWith(memory);
+    fake.reply(openaiError(401, 'Incorrect API key provided'), openaiText('answered'));
+    const failing = recorder(true);
+    await h.runtime.handleInbound(inbound('first'), failing.settle);
+    await h.runtime.whenIdle();
+    const unstored = recorder(true);
+    await h.runtime.handleInbound(inbound('second'), unstored.settle);
+    await h.runtime.whenIdle();
+    expect(deliveries(e).map((d) => d.text)).toEqual([APOLOGY_TEXT, 'answered']);
+    expect([failing.outcomes, unstored.outcomes]).toEqual([['done'], ['done']]);
+    expect(h.logger.find('turn failed')[0]?.fields).toMatchObject({ code: 'MODEL_AUTH' });
+    expect(h.logger.find('memory write failed')[0]?.fields).toMatchObject({ code: 'RUNTIME_MEMORY_FAILED' });
+    expect(h.logger.find('turn handed back')).toEqual([]);
+    expect(stored).toEqual([]);
   });
 });

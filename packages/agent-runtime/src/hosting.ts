@@ -12,7 +12,22 @@ export type InboundOutcome =
   | 'done'
   /** The runtime stopped before it was handled (dropped from the queue at shutdown, or its turn aborted by
    * the shutdown): do not confirm it, so that it comes again. */
-  | 'abandoned';
+  | 'abandoned'
+  /** Not handled because of a failure of this daemon before anything was sent (its conversation memory
+   * could not be read): do not confirm it; run it again soon, here or elsewhere. Only reported to a
+   * `settle` whose `canRetry` is true. */
+  | 'retry';
+
+/**
+ * How the caller of `handleInbound` hears how a message ended. `canRetry` says that the caller can run the
+ * message again (a queue that redelivers it): only then may a turn that failed before it sent anything hand
+ * it back with `'retry'` instead of answering with the apology. A caller sets it false on the last attempt
+ * it allows, so that a message never goes round forever. Absent (a plain function): `'retry'` never comes.
+ */
+export interface InboundSettle {
+  (outcome: InboundOutcome): void;
+  readonly canRetry?: boolean;
+}
 
 /** The inbound side of one instance, started and stopped by whoever owns it. */
 export interface InboundSide {

@@ -12,7 +12,13 @@ export {
   type StartReport,
   type StopReport,
 } from './runtime.js';
-export type { ChannelHosting, InboundOutcome, InboundOwnership, InboundSide } from './hosting.js';
+export type {
+  ChannelHosting,
+  InboundOutcome,
+  InboundOwnership,
+  InboundSettle,
+  InboundSide,
+} from './hosting.js';
 export {
   AGENT_RUNTIME_ERROR_CODES,
   AGENT_RUNTIME_RESULT_CODES,

@@ -16,7 +16,7 @@ import type { Logger } from '@agent/log';
 import type { ModelClientOptions } from '@agent/model-providers';
 import { setTimer, type TimerHandle } from '@agent/timers';
 import { AgentRuntimeError, errorCode, errorMessage } from './errors.js';
-import type { ChannelHosting, InboundOutcome, InboundOwnership } from './hosting.js';
+import type { ChannelHosting, InboundOutcome, InboundOwnership, InboundSettle } from './hosting.js';
 import { openConversationMemory, type ConversationMemory } from './memory.js';
 import { ModelClientPool, type ModelClientFactory } from './model-clients.js';
 import { loadSkills } from './prompt.js';
@@ -90,9 +90,11 @@ export interface AgentRuntime {
   stop(options?: { graceMs?: number }): Promise<StopReport>;
   /**
    * Takes one message for a turn. Resolves once it is queued or dropped; rejects when not running.
-   * `settle`, when given, is called once when the message is done with (see `InboundOutcome`).
+   * `settle`, when given, is called once when the message is done with (see `InboundOutcome`); with
+   * `settle.canRetry`, a turn that cannot read its memory hands the message back (`'retry'`) instead of
+   * answering with the apology.
    */
-  handleInbound(msg: InboundMessage, settle?: (outcome: InboundOutcome) => void): Promise<void>;
+  handleInbound(msg: InboundMessage, settle?: InboundSettle): Promise<void>;
   /** Sends through the agent's binding of `channel` in the current snapshot (no allowlist check). */
   deliver(req: DeliverRequest): Promise<SendResult>;
   /** Adds tools for every turn; returns a function that removes them again. */
@@ -121,7 +123,7 @@ interface RunningInstance {
 
 interface Queued {
   msg: InboundMessage;
-  settle: ((outcome: InboundOutcome) => void) | undefined;
+  settle: InboundSettle | undefined;
 }
 
 interface Session {
@@ -151,6 +153,11 @@ function stableJson(v: unknown): string {
     return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${stableJson(x)}`).join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
+}
+
+/** The key of `(plugin, instance, chatId, messageId)` in the dedupe window. */
+function dedupeKey(msg: InboundMessage): string {
+  return [msg.plugin, msg.instance, msg.chatId, msg.messageId].join('\u0000');
 }
 
 function instanceKey(plugin: string, name: string): string {
@@ -255,8 +262,15 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
     );
   }
 
-  /** Runs one turn; answers `abandoned` when the shutdown aborted it (its message may come again). */
-  async function runQueued(session: Session, msg: InboundMessage): Promise<InboundOutcome> {
+  /**
+   * Runs one turn; answers `abandoned` when the shutdown aborted it (its message may come again), `retry`
+   * when the turn handed it back (only with `canRetry`).
+   */
+  async function runQueued(
+    session: Session,
+    msg: InboundMessage,
+    canRetry: boolean,
+  ): Promise<InboundOutcome> {
     // The turn's snapshot: captured once, used for everything inside the turn.
     const snapshot = store.current();
     const { key } = session;
@@ -306,7 +320,16 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
         transcript: (records) => writeTranscript(snapshot, key, records),
         reply: (m, text) => instanceFor(m.plugin, m.instance).send({ to: m.chatId, text }),
       },
-      { snapshot, lease, key, binding, msg, signal: controller.signal, abortReason: () => flight.reason },
+      {
+        snapshot,
+        lease,
+        key,
+        binding,
+        msg,
+        signal: controller.signal,
+        abortReason: () => flight.reason,
+        canRetry,
+      },
     )
       .then((r) => {
         result = r;
@@ -335,7 +358,8 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       model_calls: result?.modelCalls ?? 0,
       snapshot_version: snapshot.version,
     });
-    return flight.reason === 'shutdown' ? 'abandoned' : 'done';
+    if (flight.reason === 'shutdown') return 'abandoned';
+    return result?.status === 'handed_back' ? 'retry' : 'done';
   }
 
   /** Tells a message's caller how it ended; a caller's failure never reaches the session. */
@@ -356,7 +380,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
         if (!next) break;
         let outcome: InboundOutcome = 'done';
         try {
-          outcome = await runQueued(session, next.msg);
+          outcome = await runQueued(session, next.msg, next.settle?.canRetry === true);
         } catch (err) {
           // A bug guard: one broken turn must neither wedge the session nor take the daemon down.
           logger.error('turn crashed', {
@@ -365,6 +389,8 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
             error: errorMessage(err),
           });
         }
+        // A message handed back comes again (maybe here): it must not be taken for a re-delivery then.
+        if (outcome === 'retry') forget(next.msg);
         settleQueued(next, outcome);
       }
     } finally {
@@ -375,7 +401,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
   }
 
   function remember(msg: InboundMessage): boolean {
-    const k = [msg.plugin, msg.instance, msg.chatId, msg.messageId].join('\u0000');
+    const k = dedupeKey(msg);
     if (seen.has(k)) return false;
     seen.add(k);
     if (seen.size > DEDUPE_WINDOW) {
@@ -383,6 +409,10 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
       if (oldest !== undefined) seen.delete(oldest);
     }
     return true;
+  }
+
+  function forget(msg: InboundMessage): void {
+    seen.delete(dedupeKey(msg));
   }
 
   function reloadCredentials(snapshot: ConfigSnapshot = store.current()): string[] {

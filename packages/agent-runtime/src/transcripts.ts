@@ -9,7 +9,15 @@ import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export type TranscriptRecordType =
-  'inbound' | 'model_call' | 'tool_call' | 'tool_result' | 'outbound' | 'turn_error' | 'turn_dropped';
+  | 'inbound'
+  | 'model_call'
+  | 'tool_call'
+  | 'tool_result'
+  | 'outbound'
+  | 'turn_error'
+  | 'turn_dropped'
+  /** The turn ended without an answer; its message is run again (`InboundOutcome` `'retry'`). */
+  | 'turn_handed_back';
 
 export interface TranscriptRecord {
   ts: string;

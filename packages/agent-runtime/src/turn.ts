@@ -8,6 +8,7 @@ import type { ConversationMemory } from './memory.js';
 import type { ClientLease } from './model-clients.js';
 import { buildSystemPrompt } from './prompt.js';
 import { runToolCall, type ToolSet } from './tools.js';
+import { turnFailureAction, type TurnFailureStage } from './turn-failure.js';
 import { sessionKeyString, type SessionKey, type TranscriptRecord } from './transcripts.js';
 
 /** Sent to the chat when a turn fails (model error, timeout). Not sent when the runtime stops. */
@@ -38,9 +39,12 @@ export interface TurnInput {
   msg: InboundMessage;
   signal: AbortSignal;
   abortReason(): TurnAbortReason | undefined;
+  /** The caller can run the message again: a failure to read memory hands it back instead of apologizing. */
+  canRetry: boolean;
 }
 
-type TurnStatus = 'replied' | 'no_reply' | 'failed' | 'aborted';
+/** `handed_back`: ended without an answer because the caller will run the message again. */
+type TurnStatus = 'replied' | 'no_reply' | 'failed' | 'aborted' | 'handed_back';
 
 export interface TurnResult {
   status: TurnStatus;
@@ -94,9 +98,11 @@ export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<TurnRes
   let finalText = '';
   let modelCalls = 0;
   let failed = false;
+  let stage: TurnFailureStage = 'history';
   try {
-    // Inside the try: a memory that cannot be read (PostgreSQL away) fails the turn with the apology.
+    // Inside the try: a memory that cannot be read (PostgreSQL away) fails the turn (see turnFailureAction).
     if (memoryOn) messages.push(...(await deps.memory!.history(keyString, snapshot.memory.max_messages)));
+    stage = 'later';
     messages.push({ role: 'user', content: msg.text });
     const client = input.lease.client(def.model.provider);
     const maxRounds = def.model.max_tool_rounds;
@@ -169,8 +175,15 @@ export async function runTurn(deps: TurnDeps, input: TurnInput): Promise<TurnRes
       await deps.transcript([base('turn_error', { code: 'RUNTIME_STOPPED', reason })]);
       return { status: 'aborted', modelCalls };
     }
-    failed = true;
     const code = reason === 'timeout' ? 'RUNTIME_TURN_TIMEOUT' : errorCode(err);
+    if (turnFailureAction({ stage, code, canRetry: input.canRetry }) === 'hand_back') {
+      // Nothing was sent and nothing is stored: the caller runs the message again (here or elsewhere).
+      const error = snapshot.redact(errorMessage(err));
+      logger.warn('turn handed back', { agent_id: key.agentId, message_id: msg.messageId, code, error });
+      await deps.transcript([base('turn_handed_back', { message_id: msg.messageId, code, error })]);
+      return { status: 'handed_back', modelCalls };
+    }
+    failed = true;
     logger.error('turn failed', { ...log, code, error: snapshot.redact(errorMessage(err)) });
     await deps.transcript([base('turn_error', { code, error: snapshot.redact(errorMessage(err)) })]);
     finalText = APOLOGY_TEXT;

@@ -8,6 +8,11 @@
  * given up gracefully with no turn left in flight, they are nak'd in stream order so the next owner gets them
  * at once and in order; otherwise (a turn still running, the lease lost) everything unacked comes again after
  * AckWait, which the server redelivers in stream order.
+ *
+ * A turn this daemon could not run (its conversation memory unreadable: cut off from PostgreSQL) is handed
+ * back ('retry') and nak'd with a delay, so that it runs again here or on the partition's next owner, up to
+ * `MAX_TURN_DELIVERIES` deliveries. Only under that fault, later messages of its chat may be answered
+ * before it: they are handed meanwhile.
  */
 import {
   JetStreamApiError,
@@ -16,7 +21,7 @@ import {
   type JetStreamManager,
   type JsMsg,
 } from '@nats-io/jetstream';
-import type { InboundOutcome } from '@agent/agent-runtime';
+import type { InboundOutcome, InboundSettle } from '@agent/agent-runtime';
 import type { InboundMessage } from '@agent/channels';
 import type { Logger } from '@agent/log';
 import { setTimer, sleep, type TimerHandle } from '@agent/timers';
@@ -27,12 +32,19 @@ const NANOS_PER_MS = 1_000_000;
 const PULL_BATCH = 32;
 /** JetStream API error code. */
 const CONSUMER_NOT_FOUND = 10014;
+/**
+ * Deliveries of one message, counted by the server (redeliveries after AckWait or a hand-over included): on
+ * the earlier ones a turn that cannot read its memory hands the message back (`settle.canRetry`); on the last
+ * one it answers whatever happens, with the apology at worst, so that a cluster whose PostgreSQL is away for
+ * every daemon still answers each message once and never passes it round forever.
+ */
+const MAX_TURN_DELIVERIES = 3;
 
-/** Where a partition's messages go: resolves once queued; `settle` reports how the turn ended. */
-export type InboundHandler = (
-  msg: InboundMessage,
-  settle: (outcome: InboundOutcome) => void,
-) => Promise<void>;
+/**
+ * Where a partition's messages go: resolves once queued; `settle` reports how the turn ended, and says through
+ * `canRetry` whether the turn may hand the message back (`'retry'`) instead of apologizing.
+ */
+export type InboundHandler = (msg: InboundMessage, settle: InboundSettle) => Promise<void>;
 
 export interface ConsumerSettings {
   ackWaitMs: number;
@@ -128,6 +140,8 @@ export interface PartitionConsumerOptions {
   handle: InboundHandler;
   /** How long to wait before handing messages again after the runtime refused one (or fetching failed). */
   retryMs: number;
+  /** How long a message whose turn was handed back (`'retry'`) waits before it is delivered again. */
+  handBackMs: number;
   /** Whether the NATS connection is up (fetch failures while it is down are not logged). */
   connected: () => boolean;
   logger: Logger;
@@ -206,14 +220,25 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
     const handed: Handed = { msg };
     inFlight.set(msg.seq, handed);
     let settled = false;
-    const settle = (outcome: InboundOutcome): void => {
+    const settleOnce = (outcome: InboundOutcome): void => {
       if (settled) return;
       settled = true;
       inFlight.delete(msg.seq);
       if (outcome === 'done') reply(() => handed.msg.ack());
-      else keep(handed.msg);
+      else if (outcome === 'retry') {
+        // Also after the lease was lost: the next owner gets it after the delay instead of after AckWait.
+        log.info('chat inbound message handed back, retrying', {
+          seq: msg.seq,
+          delivery: handed.msg.info.deliveryCount,
+          retry_ms: o.handBackMs,
+        });
+        reply(() => handed.msg.nak(o.handBackMs));
+      } else keep(handed.msg);
       settledNow();
     };
+    const settle: InboundSettle = Object.assign(settleOnce, {
+      canRetry: msg.info.deliveryCount < MAX_TURN_DELIVERIES,
+    });
     try {
       await o.handle(body, settle);
       return true;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import type { InboundOutcome } from '@agent/agent-runtime';
+import type { InboundSettle } from '@agent/agent-runtime';
 import type { InboundMessage } from '@agent/channels';
 import { migrateCluster } from '@agent/cluster';
 import { createMemoryLogger, type MemoryLogger } from '@agent/log';
@@ -20,7 +20,9 @@ const TTL = 1200;
 interface Call {
   holder: string;
   msg: InboundMessage;
-  settle: (outcome: InboundOutcome) => void;
+  settle: InboundSettle;
+  /** When it was handed (`performance.now()`). */
+  at: number;
 }
 /** What the runtime does with a message: by default its turn ends at once. */
 type Behaviour = (call: Call) => void;
@@ -83,7 +85,7 @@ async function start(
     stream: { maxBytes: 8 * 1024 * 1024, maxAgeMs: 10 * 60_000 },
     logger: logger.child({ holder }),
     handle: async (msg, settle) => {
-      const call = { holder, msg, settle };
+      const call = { holder, msg, settle, at: performance.now() };
       calls.push(call);
       behave(call);
     },
@@ -244,6 +246,56 @@ describe('chat inbound through JetStream', () => {
     // Far sooner than AckWait (30 s): the message was nak'd when its partition was given back.
     await waitFor('b to handle it', () => b.calls.length === 1, 3000);
     expect(b.calls[0]!.msg).toEqual(m);
+    await waitFor('its ack', async () => (await consumerInfo(partitionOf(m, 8))).num_ack_pending === 0);
+  });
+
+  it('a turn handed back comes again after half the lease TTL; the last delivery may not hand it back, and is acked', async () => {
+    // What the runtime does when it cannot read its memory: hand back while allowed, then answer.
+    const a = await start('a#1', { behave: (c) => c.settle(c.settle.canRetry === true ? 'retry' : 'done') });
+    const m = message('chat-4');
+    await a.inbound.ingress(m);
+    await waitFor('three deliveries', () => a.calls.length === 3);
+    expect(a.calls.map((c) => c.msg)).toEqual([m, m, m]);
+    expect(a.calls.map((c) => c.settle.canRetry)).toEqual([true, true, false]);
+    for (const i of [1, 2]) expect(a.calls[i]!.at - a.calls[i - 1]!.at).toBeGreaterThanOrEqual(TTL / 2 - 100);
+    const p = partitionOf(m, 8);
+    await waitFor('its ack', async () => {
+      const info = await consumerInfo(p);
+      return info.num_ack_pending === 0 && info.num_pending === 0 && info.ack_floor.stream_seq === 1;
+    });
+    expect(logger.find('chat inbound message handed back, retrying').map((r) => r.fields.delivery)).toEqual([
+      1, 2,
+    ]);
+    expect(a.calls.length).toBe(3);
+  });
+
+  it('a message handed back settled done on its next delivery is acked after two', async () => {
+    let handed = 0;
+    const a = await start('a#1', { behave: (c) => c.settle(handed++ === 0 ? 'retry' : 'done') });
+    const m = message('chat-6');
+    await a.inbound.ingress(m);
+    await waitFor('two deliveries', () => a.calls.length === 2);
+    expect(a.calls.map((c) => c.settle.canRetry)).toEqual([true, true]);
+    const p = partitionOf(m, 8);
+    await waitFor('its ack', async () => {
+      const info = await consumerInfo(p);
+      return info.num_ack_pending === 0 && info.num_pending === 0 && info.ack_floor.stream_seq === 1;
+    });
+    expect(a.calls.length).toBe(2);
+  });
+
+  it('a message handed back by a daemon that then goes is run by the next owner', async () => {
+    const a = await start('a#1', { behave: (c) => c.settle('retry') });
+    const b = await start('b#1');
+    expect(b.inbound.ownedPartitions()).toEqual([]);
+    const m = message('chat-8');
+    await b.inbound.ingress(m);
+    await waitFor('a to hand it back', () => a.calls.length === 1);
+    await a.inbound.stop();
+    await waitFor('b to run it', () => b.calls.length === 1, 3 * TTL);
+    expect(b.calls[0]!.msg).toEqual(m);
+    // Its delivery count goes on from a's deliveries (one, or two when a got it again before it stopped).
+    expect(b.calls[0]!.settle.canRetry).toBe(a.calls.length + 1 < 3);
     await waitFor('its ack', async () => (await consumerInfo(partitionOf(m, 8))).num_ack_pending === 0);
   });
 

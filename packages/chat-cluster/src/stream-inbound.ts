@@ -32,6 +32,16 @@ const FLUSH_TIMEOUT_MS = 1_000;
 /** How long a message the runtime refused (not running) waits before it comes again. */
 const REFUSED_RETRY_MS = 1_000;
 
+/**
+ * How long a message whose turn was handed back waits before it comes again: half the lease TTL. A daemon
+ * cut off from PostgreSQL stops consuming within the TTL of its last renewal (which came before the failed
+ * read), so with three deliveries (the consumer's bound) the last one comes at least a TTL after the first, to
+ * the partition's next owner and not to the cut-off daemon again; a short outage is over by then as well.
+ */
+function handBackDelayMs(ttlMs: number): number {
+  return Math.ceil(ttlMs / 2);
+}
+
 export interface ChatInboundOptions {
   /** NATS server URL(s), comma-separated. */
   servers: string;
@@ -159,6 +169,7 @@ export async function startChatInbound(o: ChatInboundOptions): Promise<ChatInbou
         ensure: () => ensurePartitionConsumer(jsm, names, partition, settings),
         handle: o.handle,
         retryMs: REFUSED_RETRY_MS,
+        handBackMs: handBackDelayMs(ttlMs),
         connected: connection.up,
         logger,
       }),
