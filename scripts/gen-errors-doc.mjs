@@ -25,7 +25,7 @@ const CATALOGUES = [
   {
     dir: 'packages/chat-cluster',
     module: 'dist/index.js',
-    names: ['CHAT_CLUSTER_ERROR_CODES', 'CHAT_STREAM_ERROR_CODES'],
+    names: ['CHAT_CLUSTER_ERROR_CODES'],
   },
   { dir: 'packages/cli', module: 'dist/index.js', names: ['CLI_ERROR_CODES'] },
   { dir: 'packages/cluster', module: 'dist/index.js', names: ['CLUSTER_ERROR_CODES', 'CLUSTER_FILE_CODES'] },

@@ -34,9 +34,3 @@ export {
   type ChatInboundOptions,
 } from './stream-inbound.js';
 export type { InboundHandler } from './consumer.js';
-export {
-  CHAT_STREAM_ERROR_CODES,
-  ChatStreamError,
-  type ChatStreamErrorCode,
-  type ChatStreamErrorInfo,
-} from './stream-errors.js';

@@ -8,7 +8,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { InboundMessage } from '@agent/channels';
 import type { Logger } from '@agent/log';
-import { ChatStreamError } from './stream-errors.js';
+import { ChatClusterError } from './errors.js';
 import { inboundMessageId, partitionOf, type InboundNames } from './stream.js';
 
 /** Whether the NATS connection is up, as its status events say; logs each outage's start and end. */
@@ -57,9 +57,9 @@ export function createIngress(o: IngressOptions): Ingress {
   let failing = false;
   return async (msg) => {
     if (o.stopped())
-      throw new ChatStreamError('CHAT_STREAM_STOPPED', 'the chat inbound is stopped: message not stored');
+      throw new ChatClusterError('CHAT_STREAM_STOPPED', 'the chat inbound is stopped: message not stored');
     if (!o.connection.up())
-      throw new ChatStreamError('CHAT_STREAM_UNAVAILABLE', 'NATS is disconnected: chat message not stored');
+      throw new ChatClusterError('CHAT_STREAM_UNAVAILABLE', 'NATS is disconnected: chat message not stored');
     const subject = o.names.subject(partitionOf(msg, o.partitions));
     try {
       await o.js.publish(subject, JSON.stringify(msg), {
@@ -75,7 +75,7 @@ export function createIngress(o: IngressOptions): Ingress {
           error: err instanceof Error ? err.message : String(err),
         });
       }
-      throw new ChatStreamError(
+      throw new ChatClusterError(
         'CHAT_STREAM_UNAVAILABLE',
         `chat message not stored: ${err instanceof Error ? err.message : String(err)}`,
         { cause: err },

@@ -9,7 +9,7 @@ import type { Pool } from '@agent/pg';
 import { scratchSchema, type ScratchSchema, cuttableLink } from '@agent/pg/testing';
 import { sleep } from '@agent/timers';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ChatStreamError } from './stream-errors.js';
+import { ChatClusterError } from './errors.js';
 import { startChatInbound, type ChatInbound } from './stream-inbound.js';
 import { inboundNames, partitionOf, type InboundNames } from './stream.js';
 
@@ -375,7 +375,7 @@ describe('chat inbound through JetStream', () => {
     await waitFor('the disconnect', () => logger.find(disconnected).length === 1);
     for (let i = 0; i < 3; i++) {
       const err = await a.inbound.ingress(message('chat-1')).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(ChatStreamError);
+      expect(err).toBeInstanceOf(ChatClusterError);
       expect(err).toMatchObject({ code: 'CHAT_STREAM_UNAVAILABLE' });
     }
     expect(logger.records.filter((r) => r.level === 'warn').map((r) => r.msg)).toEqual([disconnected]);

@@ -13,7 +13,7 @@ import { ensurePartitionConsumer, startPartitionConsumer, type InboundHandler } 
 import { createIngress, watchConnection } from './ingress.js';
 import { partitionLeases } from './partition-leases.js';
 import { startPartitionOwner } from './partition-owner.js';
-import { ChatStreamError } from './stream-errors.js';
+import { ChatClusterError } from './errors.js';
 import {
   DEFAULT_INBOUND_PARTITIONS,
   ensureInboundStream,
@@ -82,7 +82,7 @@ export interface ChatInbound {
   stop(): Promise<void>;
 }
 
-const bad = (what: string) => new ChatStreamError('CHAT_STREAM_BAD_OPTIONS', `chat inbound: ${what}`);
+const bad = (what: string) => new ChatClusterError('CHAT_STREAM_BAD_OPTIONS', `chat inbound: ${what}`);
 
 function checkOptions(o: ChatInboundOptions): { partitions: number; ttlMs: number; ackWaitMs: number } {
   const partitions = o.partitions ?? DEFAULT_INBOUND_PARTITIONS;
@@ -116,7 +116,7 @@ export async function startChatInbound(o: ChatInboundOptions): Promise<ChatInbou
       maxReconnectAttempts: -1,
     });
   } catch (err) {
-    throw new ChatStreamError(
+    throw new ChatClusterError(
       'CHAT_STREAM_UNREACHABLE',
       `NATS server not reachable at ${redact(o.servers)}: ${err instanceof Error ? err.message : String(err)}`,
       { cause: err },
@@ -128,7 +128,7 @@ export async function startChatInbound(o: ChatInboundOptions): Promise<ChatInbou
     jsm = await jetstreamManager(nc, { timeout: PUBLISH_TIMEOUT_MS });
   } catch (err) {
     await nc.close();
-    throw new ChatStreamError(
+    throw new ChatClusterError(
       'CHAT_STREAM_UNREACHABLE',
       `JetStream is not available at ${redact(o.servers)}: ${err instanceof Error ? err.message : String(err)}`,
       { cause: err },

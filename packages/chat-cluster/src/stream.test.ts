@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChatStreamError } from './stream-errors.js';
+import { ChatClusterError } from './errors.js';
 import { fnv1a, inboundMessageId, inboundNames, inboundStreamConfig, partitionOf } from './stream.js';
 
 describe('inbound stream names', () => {
@@ -40,7 +40,7 @@ describe('inbound stream names', () => {
 
   it('refuses a prefix that is not subject tokens', () => {
     for (const bad of ['a b', 'a..b', '*', 'x'.repeat(65), '.']) {
-      expect(() => inboundNames(bad)).toThrow(ChatStreamError);
+      expect(() => inboundNames(bad)).toThrow(ChatClusterError);
     }
   });
 

@@ -5,7 +5,7 @@
  */
 import { JetStreamApiError, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import type { InboundMessage } from '@agent/channels';
-import { ChatStreamError } from './stream-errors.js';
+import { ChatClusterError } from './errors.js';
 
 /** Dot-separated tokens of letters, digits, `_` and `-` (as `broker.yaml` `subject_prefix`); at most 64. */
 const PREFIX = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
@@ -63,7 +63,7 @@ export function inboundMessageId(msg: InboundMessage): string {
 export function inboundNames(subjectPrefix = ''): InboundNames {
   const prefix = subjectPrefix.endsWith('.') ? subjectPrefix.slice(0, -1) : subjectPrefix;
   if (subjectPrefix !== '' && (prefix.length > MAX_PREFIX_LENGTH || !PREFIX.test(prefix))) {
-    throw new ChatStreamError(
+    throw new ChatClusterError(
       'CHAT_STREAM_BAD_OPTIONS',
       `subject prefix "${subjectPrefix}": use dot-separated tokens of letters, digits, "_" and "-", at most ${MAX_PREFIX_LENGTH} characters`,
     );
@@ -115,8 +115,8 @@ export async function ensureInboundStream(
   limits?: StreamLimits,
 ): Promise<void> {
   const config = inboundStreamConfig(names, limits);
-  const fail = (err: unknown): ChatStreamError =>
-    new ChatStreamError(
+  const fail = (err: unknown): ChatClusterError =>
+    new ChatClusterError(
       'CHAT_STREAM_CONFLICT',
       `stream ${names.stream} could not be created or updated: ${err instanceof Error ? err.message : String(err)}`,
       { cause: err },
