@@ -7,7 +7,15 @@ import { createFakeTelegram, type FakeTelegram } from '@agent/channels/testing';
 import { createFakeOpenAI, openaiText, type FakeModelServer } from '@agent/model-providers/testing';
 import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { baseConfig, daemonScope, runCli, SLOW_WATCHER, type Workdir, dropInboundStream } from './harness.js';
+import {
+  baseConfig,
+  daemonScope,
+  runCli,
+  SLOW_WATCHER,
+  type Workdir,
+  dropInboundStream,
+  until,
+} from './harness.js';
 
 const TOKEN = '123456:bot-token-abcdef';
 const scope = daemonScope();
@@ -88,12 +96,12 @@ describe('cluster mode: conversation memory in PostgreSQL', () => {
     // Memory is in PostgreSQL: neither host has the SQLite file of memory.yaml `path`.
     expect(existsSync(join(a.root, 'data', 'memory.db'))).toBe(false);
     expect(existsSync(join(b.root, 'data', 'memory.db'))).toBe(false);
-    const rows = await db.pool.query(`SELECT role FROM ${db.schema}.memory_message ORDER BY id`);
-    expect(rows.rows.map((r: { role: string }) => r.role)).toEqual([
-      'user',
-      'assistant',
-      'user',
-      'assistant',
-    ]);
+    // The exchange is stored after its reply is sent: wait for the second pair, then look at all rows.
+    const roles = async () =>
+      (await db.pool.query(`SELECT role FROM ${db.schema}.memory_message ORDER BY id`)).rows.map(
+        (r: { role: string }) => r.role,
+      );
+    await until(async () => (await roles()).length >= 4, 5000, 'the second exchange in memory');
+    expect(await roles()).toEqual(['user', 'assistant', 'user', 'assistant']);
   });
 });
