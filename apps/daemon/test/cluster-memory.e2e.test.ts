@@ -67,6 +67,12 @@ const waitUntil = async (cond: () => boolean, ms = 10_000): Promise<void> => {
 const messagesOf = (i: number) =>
   (llm.requests[i]!.body as { messages: { role: string; content: string }[] }).messages;
 
+/** The roles of every memory row, in order. */
+const memoryRoles = async (): Promise<string[]> =>
+  (await db.pool.query(`SELECT role FROM ${db.schema}.memory_message ORDER BY id`)).rows.map(
+    (r: { role: string }) => r.role,
+  );
+
 describe('cluster mode: conversation memory in PostgreSQL', () => {
   it('a conversation continued on another daemon gives the model its whole history', async () => {
     const { a, b } = hosts();
@@ -97,11 +103,7 @@ describe('cluster mode: conversation memory in PostgreSQL', () => {
     expect(existsSync(join(a.root, 'data', 'memory.db'))).toBe(false);
     expect(existsSync(join(b.root, 'data', 'memory.db'))).toBe(false);
     // The exchange is stored after its reply is sent: wait for the second pair, then look at all rows.
-    const roles = async () =>
-      (await db.pool.query(`SELECT role FROM ${db.schema}.memory_message ORDER BY id`)).rows.map(
-        (r: { role: string }) => r.role,
-      );
-    await until(async () => (await roles()).length >= 4, 5000, 'the second exchange in memory');
-    expect(await roles()).toEqual(['user', 'assistant', 'user', 'assistant']);
+    await until(async () => (await memoryRoles()).length >= 4, 5000, 'the second exchange in memory');
+    expect(await memoryRoles()).toEqual(['user', 'assistant', 'user', 'assistant']);
   });
 });
