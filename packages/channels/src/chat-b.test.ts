@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createMemoryLogger, type MemoryLogger } from '@agent/log';
+import { createMemoryLogger, type Logger, type MemoryLogger } from '@agent/log';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createInboundCollector,
@@ -197,6 +197,44 @@ describe('chat_b inbound (getUpdates long polling)', () => {
     channel.updateCredentials({ base_url: fake.baseUrl, bot_token: TOKEN });
     await inbound.waitForAccepted(1);
     expect(woken).toBe(1);
+  });
+
+  it('new credentials that arrive while a poll is failing end the backoff after it', async () => {
+    const fake = await startFake();
+    fake.enqueueText({ chatId: 1, text: 'with the right token' });
+    const memory = createMemoryLogger();
+    const inbound = createInboundCollector();
+    let channel: ChatBInstance | undefined;
+    // The rotation lands between the failed call and its backoff: where the poll logs the failure.
+    const rotating = (l: Logger): Logger => ({
+      ...l,
+      warn: (msg, fields) => {
+        l.warn(msg, fields);
+        if (msg === 'channel poll failed')
+          channel?.updateCredentials({ base_url: fake.baseUrl, bot_token: TOKEN });
+      },
+      child: (f) => rotating(l.child(f)),
+    });
+    channel = chatBChannel.create(
+      'bot1',
+      { base_url: fake.baseUrl, bot_token: '123456789:AAH-an_old_token' },
+      {
+        logger: rotating(memory),
+        state: createMemoryKeyValueStore(),
+        onInbound: inbound.onInbound,
+        now: () => NOW,
+        // A backoff that only ends when aborted, at once when it already was.
+        sleep: (_ms, signal) =>
+          new Promise((_resolve, reject) => {
+            if (signal?.aborted) reject(signal.reason as Error);
+            signal?.addEventListener('abort', () => reject(signal.reason as Error));
+          }),
+      },
+    );
+    cleanups.push(() => channel.stop());
+    await channel.start();
+    await inbound.waitForAccepted(1);
+    expect(memory.find('channel poll failed').map((r) => r.fields.status)).toEqual([401]);
   });
 
   it('passes allowed_updates as a JSON array', async () => {

@@ -280,14 +280,17 @@ class ChatBChannelInstance implements ChatBInstance {
   private async poll(startOffset: number | undefined, signal: AbortSignal): Promise<void> {
     let offset = startOffset;
     let failures = 0;
+    // Taken before each call: credentials that change while the call runs end the backoff that follows it.
+    let wake = this.backoffWake.signal;
     const backoff = async (retryAfterSecs?: number): Promise<void> => {
       failures++;
       const exp = Math.min(CHAT_B_MAX_POLL_BACKOFF_MS, 1000 * 2 ** (failures - 1));
       const wait =
         retryAfterSecs !== undefined ? Math.min(3_600_000, Math.max(exp, retryAfterSecs * 1000)) : exp;
-      await this.clock.sleep(wait, AbortSignal.any([signal, this.backoffWake.signal])).catch(() => {});
+      await this.clock.sleep(wait, AbortSignal.any([signal, wake])).catch(() => {});
     };
     while (!signal.aborted) {
+      wake = this.backoffWake.signal;
       const c = this.config;
       const query = new URLSearchParams();
       if (offset !== undefined) query.set('offset', String(offset));
