@@ -159,6 +159,13 @@ describe('cluster mode: chat across daemons', () => {
       expect(d.count(/another consumer polls this bot/)).toBe(0);
       expect(d.count(OWNER)).toBe(d === owner ? 1 : 0);
     }
+    // Each exchange is stored just after its reply: all nine are, before the kill.
+    await until(
+      async () =>
+        (await db.pool.query(`SELECT count(*)::int AS n FROM ${db.schema}.memory_message`)).rows[0].n === 18,
+      5000,
+      'nine exchanges in memory',
+    );
     // SIGKILL the owner: another daemon polls the bot again within the TTL + 3 s, from the stored offset.
     const polledBefore = tg.getUpdatesOffsets.length;
     const lastOffset = tg.getUpdatesOffsets.at(-1);
