@@ -24,8 +24,11 @@ export interface PartitionOwnerOptions {
   drainTimeoutMs: number;
   /** Starts fetching a partition this daemon just took. */
   consume: (partition: number) => PartitionConsumer;
-  /** Sends what the consumers wrote (acks, naks) before a lease is ended. */
-  flush: () => Promise<void>;
+  /**
+   * Sends what the consumers wrote (acks, naks) before a lease is ended; true once the server confirmed it
+   * got them, false when it did not answer in time (or the connection is down).
+   */
+  flush: () => Promise<boolean>;
   onOwnedChange?: ((owned: number[]) => void) | undefined;
   logger: Logger;
 }
@@ -94,10 +97,19 @@ export function startPartitionOwner(o: PartitionOwnerOptions): PartitionOwner {
     });
     if (gone.length === 0) return;
     await Promise.all(gone.map((h) => h.consumer.giveBack()));
-    await o.flush().catch(() => undefined);
+    const partitions = gone.map((h) => h.lease.partition);
+    if (!(await o.flush().catch(() => false))) {
+      // Ended now, the next owner could get messages whose acks are still on their way and answer them
+      // again: the leases lapse at their expiry instead, by when the acks went through or never will.
+      o.logger.warn('chat inbound partitions left to expire: the server did not confirm their acks', {
+        partitions,
+      });
+      changed();
+      return;
+    }
     await o.leases.release(gone.map((h) => h.lease)).catch((err: unknown) =>
       o.logger.warn('chat inbound partition release failed: they free up at lease expiry', {
-        partitions: gone.map((h) => h.lease.partition),
+        partitions,
         error: err instanceof Error ? err.message : String(err),
       }),
     );

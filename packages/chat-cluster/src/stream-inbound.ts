@@ -176,10 +176,14 @@ export async function startChatInbound(o: ChatInboundOptions): Promise<ChatInbou
     flush: async () => {
       // Acks and naks go out with the next write anyway; a flush only waits for the server's answer, and
       // never longer than a short while (not at all while disconnected).
-      if (!connection.up()) return;
+      if (!connection.up()) return false;
       const limit = timeoutSignal(FLUSH_TIMEOUT_MS, { unref: true });
-      await Promise.race([nc.flush(), new Promise((r) => limit.signal.addEventListener('abort', r))]);
+      const confirmed = await Promise.race([
+        nc.flush().then(() => true),
+        new Promise<boolean>((r) => limit.signal.addEventListener('abort', () => r(false))),
+      ]);
       limit.cancel();
+      return confirmed;
     },
     onOwnedChange: o.onOwnedChange,
     logger,
