@@ -137,7 +137,12 @@ export function createInboundOwners(o: InboundOwnersOptions): InboundOwners {
           // Whatever the failed start left running goes; then the term goes, so another daemon may try.
           await Promise.resolve()
             .then(() => side.stop())
-            .catch(() => undefined);
+            .catch((stopErr: unknown) =>
+              o.logger.warn('channel owner cleanup after a failed start failed', {
+                ...fields,
+                error: message(stopErr),
+              }),
+            );
           phase = 'stopped';
           term = 0;
           void lease.runNow();
