@@ -3,6 +3,7 @@
  * that declaring the commands (help, parsing) loads neither the config reader nor the HTTP client.
  */
 import type { Argv } from 'yargs';
+import type { OptionTable } from './option-table.js';
 
 export const ADMIN_URL_ENV = 'AGENT_ADMIN_URL';
 
@@ -13,22 +14,21 @@ export interface AdminClientArgs {
   json: boolean;
 }
 
+export const ADMIN_CLIENT_OPTIONS = {
+  'admin-url': {
+    type: 'string',
+    requiresArg: true,
+    describe: `Admin server URL (default: ${ADMIN_URL_ENV}, else runtime.yaml admin.listen)`,
+  },
+  'config-dir': {
+    type: 'string',
+    requiresArg: true,
+    default: './config',
+    describe: 'Config directory whose runtime.yaml names the admin server',
+  },
+  json: { type: 'boolean', default: false, describe: 'Print the API answer as JSON' },
+} as const satisfies OptionTable;
+
 export function adminClientOptions(y: Argv): Argv<AdminClientArgs> {
-  return y
-    .option('admin-url', {
-      type: 'string',
-      requiresArg: true,
-      describe: `Admin server URL (default: ${ADMIN_URL_ENV}, else runtime.yaml admin.listen)`,
-    })
-    .option('config-dir', {
-      type: 'string',
-      requiresArg: true,
-      default: './config',
-      describe: 'Config directory whose runtime.yaml names the admin server',
-    })
-    .option('json', {
-      type: 'boolean',
-      default: false,
-      describe: 'Print the API answer as JSON',
-    }) as Argv<AdminClientArgs>;
+  return y.options(ADMIN_CLIENT_OPTIONS) as unknown as Argv<AdminClientArgs>;
 }

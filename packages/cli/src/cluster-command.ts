@@ -3,10 +3,23 @@
  * command runs.
  */
 import type { Argv, CommandModule } from 'yargs';
-import { adminClientOptions } from './admin-options.js';
+import { adminClientOptions, type AdminClientArgs } from './admin-options.js';
+import { runClient, type ClientRequest, type ClientRunner } from './client-request.js';
 import type { CliIO } from './io.js';
 
-export function clusterCommand(io: CliIO): CommandModule {
+export const clusterStatusRequest = (argv: AdminClientArgs): ClientRequest => ({
+  command: 'cluster status',
+  args: {
+    ...(argv['admin-url'] !== undefined ? { adminUrl: String(argv['admin-url']) } : {}),
+    configDir: String(argv['config-dir']),
+    json: Boolean(argv.json),
+  },
+});
+
+export function clusterCommand(
+  io: CliIO,
+  run: ClientRunner = runClient,
+): CommandModule<object, AdminClientArgs> {
   return {
     command: 'cluster <action>',
     describe:
@@ -17,15 +30,6 @@ export function clusterCommand(io: CliIO): CommandModule {
       ).epilogue(
         'Exit codes: 0 every member is live and runs the desired config; 1 no answer, or the daemon runs in single-host mode; 2 a member is stale or runs another config version, or usage error.',
       ),
-    handler: async (argv) => {
-      const { runClusterStatus } = await import('./cluster.js');
-      io.setExitCode(
-        await runClusterStatus(io, {
-          ...(argv['admin-url'] !== undefined ? { adminUrl: String(argv['admin-url']) } : {}),
-          configDir: String(argv['config-dir']),
-          json: Boolean(argv.json),
-        }),
-      );
-    },
+    handler: async (argv) => io.setExitCode(await run(io, clusterStatusRequest(argv))),
   };
 }

@@ -1,4 +1,13 @@
-export { cliCommands, keepRunningOnClosedStdout, processIO, type CliIO } from './commands.js';
+export {
+  cliCommands,
+  keepRunningOnClosedStdout,
+  plainLineRequest,
+  processIO,
+  runClient,
+  type ClientRequest,
+  type ClientRunner,
+  type CliIO,
+} from './commands.js';
 export {
   formatReloadAck,
   NO_ACK_MESSAGE,

@@ -1,5 +1,6 @@
 /** Where commands write and how they end; injected so that commands are testable in-process. */
 export interface CliIO {
+  /** Writes a line (or several, joined by newlines) to stdout. */
   out(line: string): void;
   err(line: string): void;
   cwd: string;

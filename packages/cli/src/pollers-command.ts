@@ -3,8 +3,15 @@
  * exit codes). The client that runs one (`pollers.js`) is loaded only when a command runs.
  */
 import type { Argv, CommandModule } from 'yargs';
-import { ADMIN_URL_ENV, adminClientOptions, type AdminClientArgs } from './admin-options.js';
+import {
+  ADMIN_CLIENT_OPTIONS,
+  ADMIN_URL_ENV,
+  adminClientOptions,
+  type AdminClientArgs,
+} from './admin-options.js';
+import { runClient, type ClientRequest, type ClientRunner } from './client-request.js';
 import type { CliIO } from './io.js';
+import type { OptionTable } from './option-table.js';
 
 export type PollersAction = 'list' | 'show' | 'run' | 'pause' | 'resume' | 'reset' | 'reload';
 
@@ -18,36 +25,63 @@ export const POLLERS_ACTIONS: readonly PollersAction[] = [
   'reload',
 ];
 
+/** Whether the command names a job (`agent pollers show <id>`). */
+export const pollersTakesId = (action: PollersAction): boolean => action !== 'list' && action !== 'reload';
+
+const RESET_OPTIONS = {
+  ...ADMIN_CLIENT_OPTIONS,
+  yes: { type: 'boolean', default: false, describe: 'Confirm the reset' },
+} as const satisfies OptionTable;
+
+const RELOAD_OPTIONS = {
+  ...ADMIN_CLIENT_OPTIONS,
+  'dry-run': {
+    type: 'boolean',
+    default: false,
+    describe: 'Preview: validate and plan like a reload, apply nothing',
+  },
+} as const satisfies OptionTable;
+
+/** Every option a pollers command takes. */
+export function pollersOptions(action: PollersAction): OptionTable {
+  if (action === 'reset') return RESET_OPTIONS;
+  if (action === 'reload') return RELOAD_OPTIONS;
+  return ADMIN_CLIENT_OPTIONS;
+}
+
+export type PollersArgv = AdminClientArgs & { id?: string | number; yes?: boolean; 'dry-run'?: boolean };
+
+export function pollersRequest(action: PollersAction, argv: PollersArgv): ClientRequest {
+  return {
+    command: 'pollers',
+    args: {
+      action,
+      ...(argv.id !== undefined ? { id: String(argv.id) } : {}),
+      json: argv.json,
+      yes: Boolean(argv.yes),
+      ...(argv['dry-run'] ? { dryRun: true } : {}),
+      ...(argv['admin-url'] !== undefined ? { adminUrl: argv['admin-url'] } : {}),
+      configDir: argv['config-dir'],
+    },
+  };
+}
+
 function sub(
   io: CliIO,
+  run: ClientRunner,
   action: PollersAction,
   describe: string,
-  extra: (y: Argv<AdminClientArgs>) => Argv<AdminClientArgs> = (y) => y,
-): CommandModule<object, AdminClientArgs & { id?: string; yes?: boolean; 'dry-run'?: boolean }> {
-  const withId = action !== 'list' && action !== 'reload';
+): CommandModule<object, PollersArgv> {
+  const withId = pollersTakesId(action);
   return {
     command: withId ? `${action} <id>` : action,
     describe,
     builder: (y: Argv) => {
-      let b = adminClientOptions(y);
-      if (withId)
-        b = b.positional('id', { type: 'string', describe: 'Job id (see agent pollers list)' }) as never;
-      return extra(b) as never;
+      let b = y.options(pollersOptions(action));
+      if (withId) b = b.positional('id', { type: 'string', describe: 'Job id (see agent pollers list)' });
+      return b.epilogue(exitCodesEpilogue(POLLERS_EXIT_CODES[action])) as unknown as Argv<PollersArgv>;
     },
-    handler: async (argv) => {
-      const { runPollers } = await import('./pollers.js');
-      io.setExitCode(
-        await runPollers(io, {
-          action,
-          ...(argv.id !== undefined ? { id: String(argv.id) } : {}),
-          json: argv.json,
-          yes: Boolean(argv.yes),
-          ...(argv['dry-run'] ? { dryRun: true } : {}),
-          ...(argv['admin-url'] !== undefined ? { adminUrl: argv['admin-url'] } : {}),
-          configDir: argv['config-dir'],
-        }),
-      );
-    },
+    handler: async (argv) => io.setExitCode(await run(io, pollersRequest(action, argv))),
   };
 }
 
@@ -89,49 +123,29 @@ export function exitCodesEpilogue(c: ExitCodes): string {
 }
 
 /** `agent pollers <command>`. */
-export function pollersCommand(io: CliIO): CommandModule<object, object> {
-  const withExit = (
-    action: PollersAction,
-    describe: string,
-    extra?: (y: Argv<AdminClientArgs>) => Argv<AdminClientArgs>,
-  ) =>
-    sub(io, action, describe, (y) =>
-      (extra ? extra(y) : y).epilogue(exitCodesEpilogue(POLLERS_EXIT_CODES[action])),
-    );
+export function pollersCommand(io: CliIO, run: ClientRunner = runClient): CommandModule<object, object> {
+  const cmd = (action: PollersAction, describe: string) => sub(io, run, action, describe);
   return {
     command: 'pollers <command>',
     describe: 'Operate the poller jobs of the running daemon (through its loopback admin API)',
     builder: (argv: Argv) =>
       // The flags every sub-command takes, so that `agent pollers --help` lists them too.
       adminClientOptions(argv)
-        .command(withExit('list', 'List every job: schedule, paused, breaker, last and next run, errors'))
-        .command(withExit('show', 'Show one job: status, config (secrets redacted), cursor, lease holder'))
+        .command(cmd('list', 'List every job: schedule, paused, breaker, last and next run, errors'))
+        .command(cmd('show', 'Show one job: status, config (secrets redacted), cursor, lease holder'))
         .command(
-          withExit(
+          cmd(
             'run',
             'Run one tick now (off schedule; in cluster mode it takes the lease of the job) and print status and item counts',
           ),
         )
-        .command(withExit('pause', 'Pause a job (persisted)'))
-        .command(withExit('resume', 'Resume a paused job'))
+        .command(cmd('pause', 'Pause a job (persisted)'))
+        .command(cmd('resume', 'Resume a paused job'))
+        .command(cmd('reset', 'Clear the cursor, seen items and errors of a job (destructive; needs --yes)'))
         .command(
-          withExit(
-            'reset',
-            'Clear the cursor, seen items and errors of a job (destructive; needs --yes)',
-            (y) =>
-              y.option('yes', { type: 'boolean', default: false, describe: 'Confirm the reset' }) as never,
-          ),
-        )
-        .command(
-          withExit(
+          cmd(
             'reload',
             'Re-read the config and apply the poller diff; print the plan and rejected jobs (--dry-run: preview, apply nothing; the exit codes say what the reload would do)',
-            (y) =>
-              y.option('dry-run', {
-                type: 'boolean',
-                default: false,
-                describe: 'Preview: validate and plan like a reload, apply nothing',
-              }) as never,
           ),
         )
         .demandCommand(1, 'name a pollers command: list, show, run, pause, resume, reset or reload')

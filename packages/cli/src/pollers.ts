@@ -52,7 +52,10 @@ export async function runPollers(io: CliIO, args: PollersArgs): Promise<number> 
     io.err(`agent pollers: ${(err as Error).message}`);
     return 1;
   }
-  const out = (lines: string[]) => lines.forEach((l) => io.out(l));
+  // One write for the whole table: a thousand rows are a thousand writes to a pipe otherwise.
+  const out = (lines: string[]): void => {
+    if (lines.length > 0) io.out(lines.join('\n'));
+  };
   const json = (v: unknown) => io.out(JSON.stringify(v, null, 2));
   const id = args.id ?? '';
   try {
