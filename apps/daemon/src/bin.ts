@@ -1,160 +1,19 @@
 #!/usr/bin/env node
 /** The `agent` command: with no sub-command it runs the daemon in the foreground. */
-// Client commands must start fast: the daemon's modules are imported only when the daemon runs.
-// `@agent/cli/commands` declares the client commands; each loads what it runs only when it runs.
-import { cliCommands, keepRunningOnClosedStdout, POLLERS_ACTIONS, processIO } from '@agent/cli/commands';
-import type { LogFormat } from '@agent/log';
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
-import { USAGE_EXIT_CODE, UsageError, usageErrorLines } from './usage.js';
-import { DAEMON_VERSION } from './version.js';
+// Client commands must start fast: a plain client command line loads neither yargs nor the daemon, and each
+// command loads only the client it runs; the daemon's modules are imported only when the daemon runs.
+import { plainLineRequest, POLLERS_ACTIONS, processIO, runClient } from '@agent/cli/commands';
 
 const io = processIO();
 
-const DAEMON_EXIT =
-  'Exit codes: 0 stopped cleanly after SIGTERM or SIGINT; 1 cannot start (invalid configuration, a port in use, another daemon on the data dir), a second signal, a stop past shutdown_grace_ms + 5 s; 2 usage error. With --check-config: 0 the daemon would start with nothing rejected; 1 any error (a file, an agent, a job, a kind package, a start check); 2 usage error.';
-
-async function runDaemon(
-  configDir: string,
-  logFormat: LogFormat | undefined,
-  logLevel: string | undefined,
-): Promise<void> {
-  const [{ createLogger, isLogLevel }, { routeWarnings, signalStopper, STOP_MARGIN_MS, uncaughtLogger }] =
-    await Promise.all([import('@agent/log'), import('./process-guards.js')]);
-  // Before start-up, so that a signal or a warning during start is not handled by Node's defaults.
-  keepRunningOnClosedStdout();
-  const warnings = routeWarnings();
-  const stopper = signalStopper((code) => process.exit(code));
-  process.on('SIGTERM', stopper.onSignal);
-  process.on('SIGINT', stopper.onSignal);
-
-  const { DaemonStartError, startDaemon } = await import('./daemon.js');
-  let daemon;
-  try {
-    daemon = await startDaemon({
-      configDir,
-      ...(logFormat ? { logFormat } : {}),
-      ...(isLogLevel(logLevel) ? { logLevel } : {}),
-    });
-  } catch (err) {
-    warnings.attach(createLogger(logFormat ? { format: logFormat } : {}));
-    io.err(
-      `agent: ${err instanceof DaemonStartError ? err.message : `cannot start: ${(err as Error).message}`}`,
-    );
-    process.exitCode = 1;
-    return;
-  }
-  const log = daemon.logger;
-  warnings.attach(log);
-  process.on('unhandledRejection', (reason) =>
-    log.error('unhandled rejection', { err: reason instanceof Error ? reason.message : String(reason) }),
-  );
-  process.on('uncaughtException', uncaughtLogger(log));
-  stopper.attach({
-    stop: () => daemon.stop(),
-    logger: log,
-    // Read when the signal comes: shutdown_grace_ms is hot.
-    get boundMs() {
-      return daemon.store.current().runtime.shutdown_grace_ms + STOP_MARGIN_MS;
-    },
-  });
-}
-
-async function checkConfig(configDir: string): Promise<number> {
-  const { checkConfig: check } = await import('./check-config.js');
-  const out = await check(configDir);
-  for (const l of out.stderr) io.err(l);
-  for (const l of out.stdout) io.out(l);
-  return out.exitCode;
-}
-
-const args = hideBin(process.argv);
+const args = process.argv.slice(2);
 try {
-  await yargs(args)
-    .scriptName('agent')
-    .usage('$0 [command]\n\nWith no command, runs the daemon in the foreground.')
-    .command(
-      '$0',
-      'Run the daemon in the foreground',
-      (y) =>
-        y
-          .option('config-dir', {
-            type: 'string',
-            requiresArg: true,
-            default: './config',
-            describe: 'Config directory',
-          })
-          .option('log-format', {
-            choices: ['kv', 'json'] as const,
-            describe: 'Log format (overrides runtime.yaml)',
-          })
-          .option('log-level', {
-            choices: ['debug', 'info', 'warn', 'error'] as const,
-            describe: 'Log level (overrides runtime.yaml)',
-          })
-          .option('check-config', {
-            type: 'boolean',
-            default: false,
-            describe:
-              "Run the daemon's own checks of every file and job without starting, and exit (1 on any error)",
-          })
-          .epilogue(DAEMON_EXIT),
-      async (argv) => {
-        if (argv['check-config']) {
-          process.exitCode = await checkConfig(argv['config-dir']);
-          return;
-        }
-        await runDaemon(argv['config-dir'], argv['log-format'], argv['log-level']);
-      },
-    )
-    .command(cliCommands(io))
-    .command(
-      'config <action>',
-      'Cluster mode: `push` checks the config directory and stores it as the next config bundle in PostgreSQL',
-      (y) =>
-        y
-          .positional('action', { choices: ['push'] as const, demandOption: true })
-          .option('config-dir', {
-            type: 'string',
-            requiresArg: true,
-            default: './config',
-            describe: 'Config directory',
-          })
-          .option('watch', {
-            type: 'boolean',
-            default: false,
-            describe: 'Push again after every save, until Ctrl-C',
-          })
-          .option('new-version', {
-            type: 'boolean',
-            default: false,
-            describe:
-              'Store a new version even when the texts are the desired ones: applies secret files or host-local files changed on the hosts',
-          })
-          .epilogue(
-            'Exit codes: 0 pushed, or the same texts are the desired bundle already; 1 the check failed, not in cluster mode, or PostgreSQL failed; 2 usage error. Daemons apply a pushed bundle at their next heartbeat; `agent reload` applies it at once and reports every daemon.',
-          ),
-      async (argv) => {
-        const { runConfigPush } = await import('./config-push.js');
-        process.exitCode = await runConfigPush(io, {
-          configDir: argv['config-dir'],
-          watch: argv.watch,
-          newVersion: argv['new-version'],
-        });
-      },
-    )
-    .strict()
-    .recommendCommands()
-    .completion('completion', 'Print a shell completion script')
-    .help()
-    .version(DAEMON_VERSION)
-    // A usage error is not a failure of the command: exit 2 with a short hint, never the whole help.
-    .fail((msg, err) => {
-      if (err && err.name !== 'YError') throw err;
-      throw new UsageError(msg ?? err?.message ?? 'invalid command line');
-    })
-    .parseAsync();
+  // A plain client command line does not load yargs (see plainLineRequest).
+  const plain = plainLineRequest(args);
+  if (plain) io.setExitCode(await runClient(io, plain));
+  else await (await import('./command-line.js')).parseCommandLine(args, io);
 } catch (err) {
+  const { USAGE_EXIT_CODE, UsageError, usageErrorLines } = await import('./usage.js');
   if (err instanceof UsageError) {
     const lines = usageErrorLines(err.message, args, {
       reload: [],
