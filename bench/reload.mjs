@@ -69,6 +69,9 @@ for (const n of [2, 50, 500]) {
       join(root, 'config', 'agents.d', 'agent-0.yaml'),
       `model:\n  provider: main\n  name: m\nsystem_prompt: change ${i}\ninbound_bindings:\n  - plugin: log\n`,
     );
+    // Past the reload's quiet window (200 ms: a file changed more recently is waited for as a save in
+    // progress), so that apply measures the reload, not the wait; an operator saves, then runs the command.
+    await new Promise((r) => setTimeout(r, 250));
     const t0 = performance.now();
     const r = spawnSync(process.execPath, [BIN, 'reload', '--config-dir', 'config', '--json'], {
       cwd: root,
