@@ -7,7 +7,8 @@ import { promises as dns, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import { TextDecoder } from 'node:util';
 import { setTimer } from '@agent/timers';
-import { Agent, buildConnector, request as undiciRequest, type Dispatcher } from 'undici';
+import type * as Undici from 'undici';
+import type { Agent, buildConnector, Dispatcher } from 'undici';
 import {
   checkAddress,
   checkHostname,
@@ -107,6 +108,10 @@ export interface GuardedHttp {
 }
 
 export const MAX_REDIRECTS = 5;
+let undici: Promise<typeof Undici> | undefined;
+/** undici is loaded by the first request: a daemon that makes none does not hold it (about 15 MB). */
+const loadUndici = (): Promise<typeof Undici> => (undici ??= import('undici'));
+
 const DEFAULTS = {
   timeoutMs: 30_000,
   connectTimeoutMs: 10_000,
@@ -350,7 +355,7 @@ export function createGuardedHttp(options: GuardedHttpOptions = {}): GuardedHttp
     return ssrfError(host, verdict, url);
   }
 
-  function agentFor(allowPrivateNetworks: boolean): Agent {
+  function agentFor(u: typeof Undici, allowPrivateNetworks: boolean): Agent {
     let agent = agents.get(allowPrivateNetworks);
     if (agent !== undefined) return agent;
     const policy: AddressPolicy = { allowPrivateNetworks, unsafeAllowAddresses: unsafe };
@@ -403,7 +408,7 @@ export function createGuardedHttp(options: GuardedHttpOptions = {}): GuardedHttp
       );
     };
 
-    const base = buildConnector({ timeout: connectTimeout, lookup: lookup as never });
+    const base = u.buildConnector({ timeout: connectTimeout, lookup: lookup as never });
     // Literal addresses never reach `lookup`, so check them here too (the request path checks
     // them before sending; this covers anything that reaches the agent another way).
     const connect: buildConnector.connector = (opts, callback) => {
@@ -417,7 +422,7 @@ export function createGuardedHttp(options: GuardedHttpOptions = {}): GuardedHttp
       }
       base(opts, callback);
     };
-    agent = new Agent({ connect, headersTimeout: defaultHeadersTimeout });
+    agent = new u.Agent({ connect, headersTimeout: defaultHeadersTimeout });
     agents.set(allowPrivateNetworks, agent);
     return agent;
   }
@@ -469,13 +474,14 @@ export function createGuardedHttp(options: GuardedHttpOptions = {}): GuardedHttp
     let currentMethod = method;
 
     try {
+      const u = await loadUndici();
       for (;;) {
         if (controller.signal.aborted) throw controller.signal.reason;
         const verdict = checkHostname(st.url.hostname, policy);
         if (!verdict.allowed) throw refuse(st.url.hostname, verdict, safeUrl(st.url));
 
-        const res = await undiciRequest(st.url, {
-          dispatcher: agentFor(allowPrivate),
+        const res = await u.request(st.url, {
+          dispatcher: agentFor(u, allowPrivate),
           method: currentMethod as Dispatcher.HttpMethod,
           headers,
           body: body ?? null,
