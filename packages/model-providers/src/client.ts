@@ -1,6 +1,6 @@
 import type { Logger } from '@agent/log';
 import { MAX_TIMEOUT_MS, setTimer, sleep, timeoutSignal, type TimerHandle } from '@agent/timers';
-import { Agent, fetch as undiciFetch } from 'undici';
+import type * as Undici from 'undici';
 import { createAnthropicMapping } from './anthropic.js';
 import { ModelError, redactSecret, type ModelErrorCode } from './errors.js';
 import { createOpenAIMapping } from './openai.js';
@@ -15,14 +15,18 @@ import type {
   ModelProviderConfig,
 } from './types.js';
 
-export type ModelFetch = typeof undiciFetch;
+export type ModelFetch = typeof Undici.fetch;
+
+let undici: Promise<typeof Undici> | undefined;
+/** undici is loaded by the first model call: a daemon that makes none does not hold it (about 15 MB). */
+const loadUndici = (): Promise<typeof Undici> => (undici ??= import('undici'));
 
 export interface ModelClientOptions {
   logger: Logger;
   /** Replaces undici's `fetch`; it receives the client's own `dispatcher` in every call. */
   fetch?: ModelFetch;
   /** Options of the client's own undici `Agent` (connection pool). */
-  agentOptions?: Agent.Options;
+  agentOptions?: Undici.Agent.Options;
   /** Wall clock in ms, for `retry-after` dates and durations. */
   now?: () => number;
   /** Source of jitter in [0, 1). */
@@ -71,7 +75,6 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
   const now = options.now ?? Date.now;
   const random = options.random ?? Math.random;
   const wait = options.sleep ?? sleep;
-  const doFetch = options.fetch ?? undiciFetch;
   const mapping: ProviderMapping =
     config.type === 'openai'
       ? createOpenAIMapping({ maxTokensField: options.openaiMaxTokensField })
@@ -83,11 +86,17 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
   // Bounded like undici's own timeouts below (finite integers), so ours still fires first.
   const attemptTimeoutMs = Math.min(config.timeout_ms, MAX_TIMEOUT_MS);
   // undici's own header/body timeouts sit just past ours so that ours reports MODEL_TIMEOUT.
-  const agent = new Agent({
-    headersTimeout: Math.min(attemptTimeoutMs + 1000, MAX_TIMEOUT_MS),
-    bodyTimeout: Math.min(attemptTimeoutMs + 1000, MAX_TIMEOUT_MS),
-    ...options.agentOptions,
-  });
+  // The pool is made by the first call.
+  let pool: Promise<{ agent: Undici.Agent; fetch: ModelFetch }> | undefined;
+  const connection = () =>
+    (pool ??= loadUndici().then((u) => ({
+      agent: new u.Agent({
+        headersTimeout: Math.min(attemptTimeoutMs + 1000, MAX_TIMEOUT_MS),
+        bodyTimeout: Math.min(attemptTimeoutMs + 1000, MAX_TIMEOUT_MS),
+        ...options.agentOptions,
+      }),
+      fetch: options.fetch ?? u.fetch,
+    })));
 
   let state: ModelClientState = 'active';
   let inFlight = 0;
@@ -107,7 +116,9 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
     if (closing) return;
     closing = true;
     deadline?.cancel();
-    const done = reason === 'deadline' ? agent.destroy() : agent.close();
+    const done = (pool ?? Promise.resolve(undefined)).then((c) =>
+      c === undefined ? undefined : reason === 'deadline' ? c.agent.destroy() : c.agent.close(),
+    );
     done
       .catch((err: unknown) => log.warn('model client pool close failed', { error: String(err) }))
       .finally(() => {
@@ -140,7 +151,8 @@ export function createModelClient(config: ModelProviderConfig, options: ModelCli
     attemptTimeout: AbortSignal,
   ): Promise<ChatResponse | RetryableFailure> {
     const signal = AbortSignal.any([...signals, attemptTimeout]);
-    const res = await doFetch(url, {
+    const { agent, fetch: send } = await connection();
+    const res = await send(url, {
       method: 'POST',
       headers: mapping.headers(secret),
       body,
