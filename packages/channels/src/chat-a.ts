@@ -3,7 +3,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@agent/log';
 import { setTimer } from '@agent/timers';
-import { request } from 'undici';
 import type {
   ChannelDeps,
   ChannelInstance,
@@ -26,6 +25,7 @@ import {
   redact,
   requireString,
   stripTrailingSlash,
+  vendorRequest,
 } from './internal.js';
 import { splitText } from './split-text.js';
 
@@ -437,7 +437,7 @@ class ChatAChannelInstance implements ChatAInstance {
     let status: number;
     let text: string;
     try {
-      const res = await request(url, {
+      const res = await vendorRequest(url, {
         method: 'POST',
         headers: { authorization: `Bearer ${c.accessToken}`, 'content-type': 'application/json' },
         body: JSON.stringify({ messaging_product: 'whatsapp', to, type: 'text', text: { body } }),

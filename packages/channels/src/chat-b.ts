@@ -1,5 +1,4 @@
 import type { Logger } from '@agent/log';
-import { request } from 'undici';
 import type {
   ChannelDeps,
   ChannelInstance,
@@ -22,6 +21,7 @@ import {
   redact,
   requireString,
   stripTrailingSlash,
+  vendorRequest,
 } from './internal.js';
 import { splitText } from './split-text.js';
 
@@ -240,7 +240,7 @@ class ChatBChannelInstance implements ChatBInstance {
     const query = init.query ? `?${init.query.toString()}` : '';
     let answer: ApiAnswer;
     try {
-      const res = await request(this.url(method) + query, {
+      const res = await vendorRequest(this.url(method) + query, {
         method: init.json === undefined ? 'GET' : 'POST',
         headers: init.json === undefined ? {} : { 'content-type': 'application/json' },
         body: init.json === undefined ? undefined : JSON.stringify(init.json),

@@ -1,6 +1,16 @@
 import { sleep } from '@agent/timers';
+import type * as Undici from 'undici';
 import type { ChannelDeps } from './contract.js';
 import { ChannelError } from './errors.js';
+
+let undici: Promise<typeof Undici> | undefined;
+
+/**
+ * undici's `request`, loaded by the first call to a vendor: a daemon whose channels never call one (the `log`
+ * channel) does not hold undici in memory (about 15 MB).
+ */
+export const vendorRequest: typeof Undici.request = async (...args) =>
+  (await (undici ??= import('undici'))).request(...args);
 
 /** Vendor answers larger than this are cut off and treated as a failure. */
 export const MAX_RESPONSE_BYTES = 8 * 1024 * 1024;
