@@ -12,7 +12,8 @@ import {
   type SourceFile,
 } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
-import { stringify } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import type { PollerJob } from './pollers-schema.js';
 
 type Segments = readonly (string | number)[];
@@ -115,6 +116,8 @@ export function legacyIssueAt(
 export function legacyJobsYaml(report: LegacyReport): string {
   const list: PollerJob[] = report.jobs.filter((j) => !j.overridden).map((j) => j.job as PollerJob);
   if (list.length === 0) return '';
+  // Loaded here: a daemon that never prints legacy jobs does not keep a YAML writer in memory.
+  const { stringify } = createRequire(import.meta.url)('yaml') as typeof Yaml;
   return stringify({ pollers: { jobs: list } }, { lineWidth: 0 });
 }
 
