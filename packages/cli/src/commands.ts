@@ -14,7 +14,8 @@ import { reloadCommand } from './reload-command.js';
 export { keepRunningOnClosedStdout, processIO, type CliIO } from './io.js';
 export { POLLERS_ACTIONS } from './pollers-command.js';
 export { runClient, type ClientRequest, type ClientRunner } from './client-request.js';
-export { plainLineRequest } from './plain-line.js';
+export { plainLineRequest, plainValues, type PlainValues } from './plain-line.js';
+export type { OptionTable } from './option-table.js';
 
 /** Every client command, for the `agent` bin to mount; `run` runs what a command line asks for. */
 export function cliCommands(io: CliIO, run: ClientRunner = runClient): CommandModule<any, any>[] {

@@ -6,6 +6,8 @@ interface OptionSpec {
   type: 'string' | 'boolean';
   default?: string | boolean;
   requiresArg?: boolean;
+  /** The values a string option takes. */
+  choices?: readonly string[];
   describe: string;
 }
 

@@ -21,7 +21,8 @@ import {
 } from './pollers-command.js';
 import { RELOAD_OPTIONS, reloadRequest, type ReloadArgs } from './reload-command.js';
 
-type Values = Record<string, string | boolean>;
+export type PlainValues = Record<string, string | boolean>;
+type Values = PlainValues;
 
 interface PlainCommand {
   words: readonly string[];
@@ -46,7 +47,7 @@ const COMMANDS: readonly PlainCommand[] = [
   },
 ];
 
-/** The request of a plain command line; undefined when the line is for yargs to parse. */
+/** The request of a plain client command line; undefined when the line is for yargs to parse. */
 export function plainLineRequest(args: readonly string[]): ClientRequest | undefined {
   const command = COMMANDS.find((c) => c.words.every((w, i) => args[i] === w));
   if (command === undefined) return undefined;
@@ -54,7 +55,14 @@ export function plainLineRequest(args: readonly string[]): ClientRequest | undef
   return values && command.request(values);
 }
 
-function plainValues(rest: readonly string[], command: PlainCommand): Values | undefined {
+/**
+ * The option values (defaults filled in) and the positional of a plain line after its command words, or
+ * undefined when the line is not plain. For other programs' lines of the same kind (the daemon's own).
+ */
+export function plainValues(
+  rest: readonly string[],
+  command: { options: OptionTable; positional?: string },
+): Values | undefined {
   let parsed;
   try {
     parsed = parseArgs({
@@ -74,6 +82,8 @@ function plainValues(rest: readonly string[], command: PlainCommand): Values | u
     // A repeated option is an array to yargs; a value that looks like a flag or is empty is an error there.
     if (seen.has(t.name) || (t.value !== undefined && (t.value === '' || t.value.startsWith('-'))))
       return undefined;
+    const choices = command.options[t.name]?.choices;
+    if (choices && !choices.includes(t.value ?? '')) return undefined;
     seen.add(t.name);
   }
   const wanted = command.positional === undefined ? 0 : 1;
