@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /** The `agent` command: with no sub-command it runs the daemon in the foreground. */
-// Client commands must start fast: a plain client command line loads neither yargs nor the daemon, and each
-// command loads only the client it runs; the daemon's modules are imported only when the daemon runs.
+// Client commands must start fast and the daemon must weigh little: a plain command line (a client command,
+// or the daemon's own options) never loads yargs; each command loads only the client it runs, and the
+// daemon's modules are imported only when the daemon runs.
 import { plainLineRequest, POLLERS_ACTIONS, processIO, runClient } from '@agent/cli/commands';
 
 const io = processIO();
@@ -11,7 +12,12 @@ try {
   // A plain client command line does not load yargs (see plainLineRequest).
   const plain = plainLineRequest(args);
   if (plain) io.setExitCode(await runClient(io, plain));
-  else await (await import('./command-line.js')).parseCommandLine(args, io);
+  else {
+    const line = await import('./command-line.js');
+    const daemon = line.plainDaemonLine(args);
+    if (daemon) await line.runDaemonCommand(io, daemon);
+    else await line.parseCommandLine(args, io);
+  }
 } catch (err) {
   const { USAGE_EXIT_CODE, UsageError, usageErrorLines } = await import('./usage.js');
   if (err instanceof UsageError) {

@@ -2,7 +2,7 @@
 // is left to yargs (which parses it differently, or rejects it as a usage error).
 import { plainLineRequest, type ClientRequest, type CliIO } from '@agent/cli/commands';
 import { describe, expect, it } from 'vitest';
-import { parseCommandLine } from './command-line.js';
+import { parseCommandLine, plainDaemonLine, type DaemonArgs } from './command-line.js';
 import { UsageError } from './usage.js';
 
 function quietIO(): CliIO {
@@ -16,6 +16,20 @@ async function yargsRequest(args: string[]): Promise<ClientRequest | undefined> 
     seen = request;
     return 0;
   });
+  return seen;
+}
+
+/** The daemon arguments yargs' default command gets for `args`. */
+async function yargsDaemonArgs(args: string[]): Promise<DaemonArgs | undefined> {
+  let seen: DaemonArgs | undefined;
+  await parseCommandLine(
+    args,
+    quietIO(),
+    async () => 0,
+    async (_io, a) => {
+      seen = a;
+    },
+  );
   return seen;
 }
 
@@ -101,4 +115,37 @@ describe('lines left to yargs', () => {
   ])('%s … is not plain', (...args) => {
     expect(plainLineRequest(args)).toBeUndefined();
   });
+});
+
+describe('the daemon’s own line', () => {
+  it.each([
+    [],
+    ['--config-dir', 'cfg'],
+    ['--config-dir=cfg', '--log-format', 'json', '--log-level=debug'],
+    ['--check-config'],
+    ['--check-config', '--config-dir', 'x'],
+  ])('%s … gives the arguments yargs gives', async (...args) => {
+    const plain = plainDaemonLine(args);
+    expect(plain).toBeDefined();
+    expect(plain).toEqual(await yargsDaemonArgs(args));
+  });
+
+  it('defaults to ./config, running', () => {
+    expect(plainDaemonLine([])).toEqual({ configDir: './config', checkConfig: false });
+  });
+
+  it.each([['--log-format', 'xml'], ['--log-level', 'trace'], ['--json'], ['extra']])(
+    '%s … is a usage error left to yargs',
+    async (...args) => {
+      expect(plainDaemonLine(args)).toBeUndefined();
+      await expect(yargsDaemonArgs(args)).rejects.toBeInstanceOf(UsageError);
+    },
+  );
+
+  it.each([['--no-check-config'], ['--configDir', 'x'], ['--help'], ['--version'], ['-h']])(
+    '%s … is not plain',
+    (...args) => {
+      expect(plainDaemonLine(args)).toBeUndefined();
+    },
+  );
 });

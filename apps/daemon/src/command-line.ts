@@ -1,14 +1,16 @@
 /**
  * The `agent` command line as yargs declares it: the daemon (no sub-command), `--check-config`, `config push`,
- * the client commands, help and completion. yargs is imported only here, for lines that are not plain client
- * commands (see `plainLineRequest`).
+ * the client commands, help and completion. yargs is imported only for lines that are not plain (see
+ * `plainLineRequest`, `plainDaemonLine`): a daemon started plainly never holds it in memory.
  */
 import {
   cliCommands,
   keepRunningOnClosedStdout,
+  plainValues,
   runClient,
   type ClientRunner,
   type CliIO,
+  type OptionTable,
 } from '@agent/cli/commands';
 import type { LogFormat } from '@agent/log';
 import { UsageError } from './usage.js';
@@ -16,6 +18,53 @@ import { DAEMON_VERSION } from './version.js';
 
 const DAEMON_EXIT =
   'Exit codes: 0 stopped cleanly after SIGTERM or SIGINT; 1 cannot start (invalid configuration, a port in use, another daemon on the data dir), a second signal, a stop past shutdown_grace_ms + 5 s; 2 usage error. With --check-config: 0 the daemon would start with nothing rejected; 1 any error (a file, an agent, a job, a kind package, a start check); 2 usage error.';
+
+const DAEMON_OPTIONS = {
+  'config-dir': { type: 'string', requiresArg: true, default: './config', describe: 'Config directory' },
+  'log-format': {
+    type: 'string',
+    choices: ['kv', 'json'],
+    describe: 'Log format (overrides runtime.yaml)',
+  },
+  'log-level': {
+    type: 'string',
+    choices: ['debug', 'info', 'warn', 'error'],
+    describe: 'Log level (overrides runtime.yaml)',
+  },
+  'check-config': {
+    type: 'boolean',
+    default: false,
+    describe: "Run the daemon's own checks of every file and job without starting, and exit (1 on any error)",
+  },
+} as const satisfies OptionTable;
+
+/** The daemon's command line (no command words): run it, or `--check-config`. */
+export interface DaemonArgs {
+  configDir: string;
+  logFormat?: LogFormat;
+  logLevel?: string;
+  checkConfig: boolean;
+}
+
+export type DaemonRunner = (io: CliIO, args: DaemonArgs) => Promise<void>;
+
+const daemonArgs = (argv: Record<string, unknown>): DaemonArgs => ({
+  configDir: String(argv['config-dir']),
+  ...(argv['log-format'] !== undefined ? { logFormat: argv['log-format'] as LogFormat } : {}),
+  ...(argv['log-level'] !== undefined ? { logLevel: String(argv['log-level']) } : {}),
+  checkConfig: argv['check-config'] === true,
+});
+
+/** The daemon's arguments when `args` is a plain daemon line; undefined when yargs is to parse it. */
+export function plainDaemonLine(args: readonly string[]): DaemonArgs | undefined {
+  const values = plainValues(args, { options: DAEMON_OPTIONS });
+  return values && daemonArgs(values);
+}
+
+export const runDaemonCommand: DaemonRunner = async (io, args) => {
+  if (args.checkConfig) process.exitCode = await checkConfig(io, args.configDir);
+  else await runDaemon(io, args.configDir, args.logFormat, args.logLevel);
+};
 
 async function runDaemon(
   io: CliIO,
@@ -72,11 +121,15 @@ async function checkConfig(io: CliIO, configDir: string): Promise<number> {
   return out.exitCode;
 }
 
-/** Parses and runs a command line; a usage error rejects with `UsageError`. */
+/**
+ * Parses and runs a command line; a usage error rejects with `UsageError`. `run` runs client commands and
+ * `daemon` the daemon's line (replaced in tests).
+ */
 export async function parseCommandLine(
   args: string[],
   io: CliIO,
   run: ClientRunner = runClient,
+  daemon: DaemonRunner = runDaemonCommand,
 ): Promise<void> {
   const { default: yargs } = await import('yargs');
   await yargs(args)
@@ -85,36 +138,8 @@ export async function parseCommandLine(
     .command(
       '$0',
       'Run the daemon in the foreground',
-      (y) =>
-        y
-          .option('config-dir', {
-            type: 'string',
-            requiresArg: true,
-            default: './config',
-            describe: 'Config directory',
-          })
-          .option('log-format', {
-            choices: ['kv', 'json'] as const,
-            describe: 'Log format (overrides runtime.yaml)',
-          })
-          .option('log-level', {
-            choices: ['debug', 'info', 'warn', 'error'] as const,
-            describe: 'Log level (overrides runtime.yaml)',
-          })
-          .option('check-config', {
-            type: 'boolean',
-            default: false,
-            describe:
-              "Run the daemon's own checks of every file and job without starting, and exit (1 on any error)",
-          })
-          .epilogue(DAEMON_EXIT),
-      async (argv) => {
-        if (argv['check-config']) {
-          process.exitCode = await checkConfig(io, argv['config-dir']);
-          return;
-        }
-        await runDaemon(io, argv['config-dir'], argv['log-format'], argv['log-level']);
-      },
+      (y) => y.options(DAEMON_OPTIONS).epilogue(DAEMON_EXIT),
+      (argv) => daemon(io, daemonArgs(argv)),
     )
     .command(cliCommands(io, run))
     .command(
