@@ -2,7 +2,7 @@
 // feed server that answers 304 after its first answer: spawn→ready, time until every job has baselined, RSS
 // at start/idle/peak, CPU per tick over one measured interval, and the CPU of a `/metrics` scrape. In the same
 // run, a bare loop of the same conditional GETs through the same HTTP client (the physical limit), with the
-// ratio. `node bench/scale.mjs [--jobs 100,1000,10000] [--interval 60] [--window 60] [--concurrency N] [--quick]`
+// ratio. `node bench/scale.mjs [--jobs 100,1000,10000] [--interval 60] [--window 60] [--concurrency N] [--node-args '--flag …'] [--quick]`
 // (build first).
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -37,6 +37,8 @@ const WINDOW_S = Number(arg('window', String(INTERVAL_S)));
 const AGENTS = 50;
 // `max_concurrent_ticks` of the daemon (its default when not given).
 const CONCURRENCY = arg('concurrency', undefined);
+// Node/V8 flags for the daemon process, space-separated (to compare garbage collector settings).
+const NODE_ARGS = (arg('node-args', '') ?? '').split(' ').filter(Boolean);
 
 const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
@@ -74,6 +76,7 @@ async function runDaemon(jobs, feedUrl) {
   const daemon = await spawnDaemon({
     cwd: dir,
     configDir: dir,
+    nodeArgs: NODE_ARGS,
     onSpawn: (child) => {
       sampler = setInterval(() => {
         try {
