@@ -22,14 +22,13 @@ import {
 import { RELOAD_OPTIONS, reloadRequest, type ReloadArgs } from './reload-command.js';
 
 export type PlainValues = Record<string, string | boolean>;
-type Values = PlainValues;
 
 interface PlainCommand {
   words: readonly string[];
   /** The one positional after the words, if the command takes one. */
   positional?: string;
   options: OptionTable;
-  request(values: Values): ClientRequest;
+  request(values: PlainValues): ClientRequest;
 }
 
 const COMMANDS: readonly PlainCommand[] = [
@@ -62,7 +61,7 @@ export function plainLineRequest(args: readonly string[]): ClientRequest | undef
 export function plainValues(
   rest: readonly string[],
   command: { options: OptionTable; positional?: string },
-): Values | undefined {
+): PlainValues | undefined {
   let parsed;
   try {
     parsed = parseArgs({
@@ -88,7 +87,7 @@ export function plainValues(
   }
   const wanted = command.positional === undefined ? 0 : 1;
   if (parsed.positionals.length !== wanted) return undefined;
-  const values: Values = {};
+  const values: PlainValues = {};
   for (const [name, spec] of Object.entries(command.options))
     if (spec.default !== undefined) values[name] = spec.default;
   Object.assign(values, parsed.values);
