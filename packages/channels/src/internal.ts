@@ -7,7 +7,7 @@ let undici: Promise<typeof Undici> | undefined;
 
 /**
  * undici's `request`, loaded by the first call to a vendor: a daemon whose channels never call one (the `log`
- * channel) does not hold undici in memory (about 15 MB).
+ * channel) never loads undici (its code and objects are several MB of heap).
  */
 export const vendorRequest: typeof Undici.request = async (...args) =>
   (await (undici ??= import('undici'))).request(...args);
