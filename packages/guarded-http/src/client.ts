@@ -109,7 +109,7 @@ export interface GuardedHttp {
 
 export const MAX_REDIRECTS = 5;
 let undici: Promise<typeof Undici> | undefined;
-/** undici is loaded by the first request: a daemon that makes none does not hold it (about 15 MB). */
+/** undici is loaded by the first request: a daemon that makes none never holds its code and objects. */
 const loadUndici = (): Promise<typeof Undici> => (undici ??= import('undici'));
 
 const DEFAULTS = {
