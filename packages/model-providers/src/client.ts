@@ -18,7 +18,7 @@ import type {
 export type ModelFetch = typeof Undici.fetch;
 
 let undici: Promise<typeof Undici> | undefined;
-/** undici is loaded by the first model call: a daemon that makes none does not hold it (about 15 MB). */
+/** undici is loaded by the first model call: a daemon that makes none never holds its code and objects. */
 const loadUndici = (): Promise<typeof Undici> => (undici ??= import('undici'));
 
 export interface ModelClientOptions {
