@@ -38,7 +38,7 @@ const AGENTS = 50;
 // `max_concurrent_ticks` of the daemon (its default when not given).
 const CONCURRENCY = arg('concurrency', undefined);
 // Node/V8 flags for the daemon process, space-separated (to compare garbage collector settings).
-const NODE_ARGS = (arg('node-args', '') ?? '').split(' ').filter(Boolean);
+const NODE_ARGS = arg('node-args', '').split(' ').filter(Boolean);
 
 const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : 'n/a');
 const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');

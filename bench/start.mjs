@@ -1,17 +1,16 @@
 // The example config (`config/` of this repository) started as an operator starts it: the built `agent` bin on
 // a copy of the directory. Measured per round: spawn -> `daemon started` on stderr, then resident memory once
-// the daemon has been idle (`--idle` seconds, 20 by default; read from /proc, as `ps` shows it). In the same
+// the daemon has been idle (`--idle` seconds, 20 by default; VmRSS from /proc, as `ps` shows it). In the same
 // rounds, the yardsticks: `node -e 0` (bare start) and an idle `node` that only keeps a timer (bare memory).
 // Targets (issue: performance): cold start <= 400 ms to ready, idle RSS <= 60 MB.
 import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { DAEMON_BIN, root as repoRoot, sleep } from './lib/daemon.mjs';
+import { memMb } from './lib/procfs.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const BIN = join(here, '..', 'apps', 'daemon', 'dist', 'bin.js');
-const EXAMPLE = join(here, '..', 'config');
+const EXAMPLE = join(repoRoot, 'config');
 const READY_TARGET_MS = 400;
 const IDLE_RSS_TARGET_MB = 60;
 
@@ -23,14 +22,7 @@ const quick = process.argv.includes('--quick');
 const rounds = arg('--rounds', quick ? 2 : 5);
 const idleSecs = arg('--idle', quick ? 5 : 20);
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-
-/** Resident set of a process in MB, from /proc (Linux). */
-function rssMb(pid) {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
 
 function stop(proc) {
   return new Promise((res) => {
@@ -51,7 +43,7 @@ async function startExample() {
     readFileSync(runtime, 'utf8').replace(/listen: 127\.0\.0\.1:\d+/g, 'listen: 127.0.0.1:0'),
   );
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [BIN, '--config-dir', 'config'], {
+  const proc = spawn(process.execPath, [DAEMON_BIN, '--config-dir', 'config'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -86,8 +78,8 @@ for (let i = 0; i < rounds; i++) {
   ratios.push(readyMs / b);
   const idler = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
   await sleep(idleSecs * 1000);
-  idle.push(rssMb(proc.pid));
-  bareIdle.push(rssMb(idler.pid));
+  idle.push(memMb(proc.pid, 'VmRSS'));
+  bareIdle.push(memMb(idler.pid, 'VmRSS'));
   await Promise.all([stop(proc), stop(idler)]);
   rmSync(root, { recursive: true, force: true });
 }
