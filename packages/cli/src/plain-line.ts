@@ -4,8 +4,8 @@
  * few milliseconds should not pay. A line is plain when it is exactly a command's words, its positional, and
  * options of its own table each given once in their long form (`--json`, `--config-dir dir`,
  * `--config-dir=dir`). Anything else (help, `--version`, short or negated flags, camel case, `--`, a typo, a
- * missing value) is left to yargs, which gives the full parsing and the usage errors; the tests hold both
- * parsers to the same request on every plain line.
+ * missing value) is left to yargs, which gives the full parsing and the usage errors; the tests check that
+ * both parsers give the same request, for every command and option, on a table of plain lines.
  */
 import { parseArgs } from 'node:util';
 import { ADMIN_CLIENT_OPTIONS } from './admin-options.js';
