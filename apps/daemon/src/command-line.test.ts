@@ -1,5 +1,5 @@
-// The plain-line parser against yargs: on every plain line both produce the same request, and every other line
-// is left to yargs (which parses it differently, or rejects it as a usage error).
+// The plain-line parser against yargs: on a table of plain lines (every command, every option) both produce the
+// same request, and other lines are left to yargs (which parses them differently, or rejects them).
 import { plainLineRequest, type ClientRequest, type CliIO } from '@agent/cli/commands';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine, plainDaemonLine, type DaemonArgs } from './command-line.js';
