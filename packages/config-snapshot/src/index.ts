@@ -41,7 +41,7 @@ export {
 export { createSnapshotStore, SnapshotVersionError, type SnapshotStore } from './store.js';
 export { resolveRefs, type RefContext } from './refs.js';
 export { MAX_FILE_BYTES, MAX_YAML_DEPTH } from './source.js';
-export { compile as compileSchema } from './validate.js';
+export { compileSchema } from '@agent/json-schema';
 export { coreReferenceEntries, renderReference, type ReferenceEntry } from './reference.js';
 export { watchConfig, type ConfigWatcher, type ConfigWatcherOptions } from './watch.js';
 export { loadClientConfig, type ClientConfig } from './client-config.js';

@@ -3,6 +3,8 @@
  * they give the TypeScript types (`FromSchema`) and they generate the reference in `docs/config/`.
  */
 import type { FromSchema } from 'json-schema-to-ts';
+// The generated validators of this package's schemas (see scripts/gen-validators.mjs).
+import './validators.generated.js';
 
 /**
  * Limits of ids and names. They reach metric labels, log fields, admin paths and file names, so each is

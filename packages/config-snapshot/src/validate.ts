@@ -1,43 +1,8 @@
-/** Schema validation with ajv, turning ajv's errors into issues that name the YAML path and a fix. */
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+/** Schema validation, turning the validator's errors into issues that name the YAML path and a fix. */
+import { compileSchema, type ErrorObject } from '@agent/json-schema';
 import type { ConfigIssue } from './issues.js';
 import { RECIPIENT_PATTERN } from './schemas.js';
 import { issueAt, type IssueInput, type Segments, type SourceFile } from './source.js';
-
-// ajv-formats is CommonJS; under NodeNext its default import is the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (
-  ajv: Ajv,
-  formats?: string[],
-) => Ajv;
-
-// Created on first use: client processes that never validate do not pay for it.
-let ajv: Ajv | undefined;
-const compiled = new WeakMap<object, ValidateFunction>();
-
-function instance(): Ajv {
-  if (!ajv) {
-    ajv = new Ajv({
-      allErrors: true,
-      useDefaults: true,
-      strict: false,
-      allowUnionTypes: true,
-      verbose: true,
-    });
-    addFormats(ajv, ['uri']);
-  }
-  return ajv;
-}
-
-export function compile(schema: object): ValidateFunction {
-  let fn = compiled.get(schema);
-  if (!fn) {
-    const { $id: _drop, ...rest } = schema as { $id?: string };
-    fn = instance().compile(rest);
-    compiled.set(schema, fn);
-  }
-  return fn;
-}
 
 /**
  * Validates `value` (mutated: defaults are filled in) against `schema`. `base` is where `value` sits in
@@ -67,7 +32,7 @@ export function validateAt(
   ctx: Omit<IssueInput, 'code' | 'message'>,
   options: ValidateOptions = {},
 ): ConfigIssue[] {
-  const fn = compile(schema);
+  const fn = compileSchema(schema);
   if (fn(value)) return [];
   return translate(fn.errors ?? [], value, src, base, ctx, options);
 }
