@@ -24,6 +24,8 @@ import {
   vendorRequest,
 } from './internal.js';
 import { splitText } from './split-text.js';
+// The generated validators of this package's schemas (see scripts/gen-validators.mjs).
+import './validators.generated.js';
 
 const PLUGIN = 'chat_b';
 

@@ -4,6 +4,8 @@ import { dirname } from 'node:path';
 import type { ChannelDeps, ChannelInstance, ChannelPlugin, JsonSchema, SendResult } from './contract.js';
 import { ChannelError, ChannelSendError } from './errors.js';
 import { checkConfigObject, checkOutbound, depsClock } from './internal.js';
+// The generated validators of this package's schemas (see scripts/gen-validators.mjs).
+import './validators.generated.js';
 
 const PLUGIN = 'log';
 
