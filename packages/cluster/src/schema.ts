@@ -3,6 +3,8 @@
  * Restart required. An absent file means single-host mode.
  */
 import type { FromSchema } from 'json-schema-to-ts';
+// The generated validators of this package's schemas (see scripts/gen-validators.mjs).
+import './validators.generated.js';
 
 export const clusterFileSchema = {
   $id: 'cluster.yaml',
