@@ -21,6 +21,8 @@ import { orderOldestFirst } from './order.js';
 import { RSS_PLACEHOLDERS, rssTemplateFields } from './template.js';
 import { safeUrl, urlProblems } from '@agent/guarded-http';
 import type { FromSchema } from 'json-schema-to-ts';
+// The generated validators of this package's schemas (see scripts/gen-validators.mjs).
+import './validators.generated.js';
 
 // The feed parser (hundreds of modules) loads with the first feed, not with the daemon: a daemon without
 // rss jobs never loads it.
