@@ -21,6 +21,8 @@ import {
 import { parsePath, selectItems, webhookFieldLookup } from './items.js';
 import { DEFAULT_JSON_MAX_DEPTH, parseJsonAsync, safeUrl, urlProblems } from '@agent/guarded-http';
 import type { FromSchema } from 'json-schema-to-ts';
+// The generated validators of this package's schemas (see scripts/gen-validators.mjs).
+import './validators.generated.js';
 
 const WEBHOOK_DEFAULT_MAX_PER_TICK = 10;
 const HEADER_NAME = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
