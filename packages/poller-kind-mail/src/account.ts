@@ -3,6 +3,8 @@
  * every existing config has) or `provider: imap`.
  */
 import { providerAccountSchema } from '@agent/oauth2';
+// The generated validators of this package's schemas (see scripts/gen-validators.mjs).
+import './validators.generated.js';
 
 export const MAIL_API_BASE_URL = 'https://gmail.googleapis.com';
 

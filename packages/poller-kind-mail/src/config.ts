@@ -3,6 +3,8 @@ import { baseConfigProperties, validateTemplate, withBaseConfig } from '@agent/p
 import type { FromSchema } from 'json-schema-to-ts';
 import { extractProblems } from './extract.js';
 import { normalizeAllowlistPattern } from './sender.js';
+// The generated validators of this package's schemas (see scripts/gen-validators.mjs).
+import './validators.generated.js';
 
 /** Placeholders every message provides; `extract` names add to them. */
 const MAIL_PLACEHOLDERS = ['snippet', 'subject', 'from', 'from_address', 'date', 'id', 'thread_id'] as const;
