@@ -3,6 +3,8 @@
  * block every existing config has) or `provider: caldav`.
  */
 import { providerAccountSchema } from '@agent/oauth2';
+// The generated validators of this package's schemas (see scripts/gen-validators.mjs).
+import './validators.generated.js';
 
 export const CALENDAR_API_BASE_URL = 'https://www.googleapis.com';
 

@@ -1,6 +1,8 @@
 /** The `calendar` job config: JSON Schema and defaults. */
 import { baseConfigProperties, withBaseConfig } from '@agent/poller-core';
 import type { FromSchema } from 'json-schema-to-ts';
+// The generated validators of this package's schemas (see scripts/gen-validators.mjs).
+import './validators.generated.js';
 
 /** Placeholders an event provides. */
 export const CALENDAR_PLACEHOLDERS = [
