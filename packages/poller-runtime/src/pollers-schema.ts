@@ -12,6 +12,8 @@ import {
   type OneOfFailure,
 } from '@agent/config-snapshot';
 import type { FromSchema } from 'json-schema-to-ts';
+// The generated validators of this package's schemas (see scripts/gen-validators.mjs).
+import './validators.generated.js';
 
 /** Job ids (`pollers.jobs[].id`): they reach metric labels, log fields, admin paths. */
 export const JOB_ID_MAX_LENGTH = 128;
