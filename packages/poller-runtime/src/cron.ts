@@ -2,9 +2,19 @@
  * Cron schedules: cron-parser parses the expression and picks matching calendar days (in UTC, where it has no
  * DST to get wrong); the wall-clock to instant step, and so the DST policy described in schedule.ts, is ours.
  */
-import { CronExpressionParser } from 'cron-parser';
+import { createRequire } from 'node:module';
 import type { ParseResult, Schedule } from './schedule.js';
 import { isValidTimeZone, zoneOffsetMs } from './time-zone.js';
+
+type Parser = typeof import('cron-parser').CronExpressionParser;
+let parser: Parser | undefined;
+
+// Loaded at the first cron expression: cron-parser brings luxon, about 1 MB of heap a daemon without cron
+// jobs never needs. Synchronous (it is CommonJS), so parsing stays synchronous.
+function cronParser(): Parser {
+  parser ??= (createRequire(import.meta.url)('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
+  return parser;
+}
 
 const CRON_FIELDS =
   'six fields: second 0-59, minute 0-59, hour 0-23, day-of-month 1-31, month 1-12, day-of-week 0-7 (0 and 7 are Sunday), e.g. "0 */5 * * * *"';
@@ -45,7 +55,7 @@ export function parseCron(expr: string, tz: string, jitter: number | undefined):
     };
   let parts: CronParts;
   try {
-    const parsed = CronExpressionParser.parse(text, { tz: 'UTC' });
+    const parsed = cronParser().parse(text, { tz: 'UTC' });
     const f = parsed.fields;
     parts = {
       seconds: nums(f.second.values),
@@ -55,7 +65,7 @@ export function parseCron(expr: string, tz: string, jitter: number | undefined):
       dayExpr: `0 0 0 ${fields[3]} ${fields[4]} ${fields[5]}`,
       everyDay: fields[3] === '*' && fields[4] === '*' && (fields[5] === '*' || fields[5] === '?'),
     };
-    CronExpressionParser.parse(parts.dayExpr, { tz: 'UTC' });
+    cronParser().parse(parts.dayExpr, { tz: 'UTC' });
   } catch (err) {
     return {
       ok: false,
@@ -108,7 +118,7 @@ function nextCron(parts: CronParts, tz: string, after: number): number | null {
   }
   let days;
   try {
-    days = CronExpressionParser.parse(parts.dayExpr, { tz: 'UTC', currentDate: new Date(firstDay - 1000) });
+    days = cronParser().parse(parts.dayExpr, { tz: 'UTC', currentDate: new Date(firstDay - 1000) });
   } catch {
     return null;
   }
