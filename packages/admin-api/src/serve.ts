@@ -1,6 +1,6 @@
 /** Serving a Hono app on a TCP address; the bound address is returned (port 0 picks a free port). */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { AdminError } from './errors.js';
 
@@ -47,13 +47,36 @@ function listenError(
   });
 }
 
+type NodeListener = (req: IncomingMessage, res: ServerResponse) => Promise<void> | void;
+
+/**
+ * The app as a Node request listener. The adapter (`@hono/node-server`, which loads Node's fetch
+ * implementation for its Request and Response) is imported at the first request: a daemon nobody asks
+ * does not carry it.
+ */
+function lazyListener(app: Hono, hostname: string): NodeListener {
+  let listener: Promise<NodeListener> | undefined;
+  return (req, res) => {
+    listener ??= import('@hono/node-server').then((m) => m.getRequestListener(app.fetch, { hostname }));
+    return listener.then(
+      (l) => l(req, res),
+      () => {
+        // The adapter failed to load (a broken install): answer rather than hang the client.
+        res.statusCode = 500;
+        res.end();
+      },
+    );
+  };
+}
+
 export function serveApp(
   app: Hono,
   listen: { host: string; port: number },
   options: ServeOptions = {},
 ): Promise<ServedApp> {
   return new Promise((resolveServed, reject) => {
-    const server = serve({ fetch: app.fetch, hostname: listen.host, port: listen.port });
+    const listener = lazyListener(app, listen.host);
+    const server = createServer((req, res) => void listener(req, res));
     server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, listen, options.setting)));
     server.once('listening', () => {
       const addr = server.address() as AddressInfo;
@@ -65,10 +88,11 @@ export function serveApp(
         close: () =>
           new Promise<void>((res) => {
             server.close(() => res());
-            (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+            server.closeAllConnections();
           }),
       });
     });
+    server.listen(listen.port, listen.host);
   });
 }
 
