@@ -138,18 +138,20 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
 
   private textOf(labels: LabelValues<L>): string {
     const names = this.labelNames;
-    let text = '';
+    // Joined, not concatenated: the text is kept as the series' key, and a string built with `+=` is kept
+    // as a tree of its pieces (three or four objects per label instead of one string).
+    const parts: string[] = [];
     let given = 0;
     for (const _ in labels) given++;
     for (let i = 0; i < names.length; i++) {
       const value = labels[names[i]!];
       if (value === undefined) throw new TypeError(`metric ${this.name}: label "${names[i]}" is missing`);
-      text += `${this.opens[i]}${escapeLabelValue(typeof value === 'string' ? value : String(value))}"`;
+      parts.push(this.opens[i]!, escapeLabelValue(typeof value === 'string' ? value : String(value)), '"');
     }
     if (given !== names.length) {
       throw new TypeError(`metric ${this.name}: labels other than ${names.join(', ') || '(none)'} given`);
     }
-    return text;
+    return parts.join('');
   }
 
   private add(text: string, labels: LabelValues<L>): number {
