@@ -4,7 +4,6 @@
  * per configuration version (the first daemon writes, the others find it done) and swaps the local
  * definitions, with no per-daemon start or stop writes.
  */
-import { createHash } from 'node:crypto';
 import type { Logger } from '@agent/log';
 import { safeReason } from '@agent/poller-core';
 import type { RuntimeConfigView } from './agent-directory.js';
@@ -39,7 +38,8 @@ function entryOf(env: TickEnv, def: JobDefinition): ReconcileEntry {
   const now = env.clock.now();
   return {
     id: def.id,
-    defHash: createHash('sha256').update(def.fingerprint).digest('hex'),
+    // Already the SHA-256 of the canonical JSON, as `def_hash` has always been.
+    defHash: def.fingerprint,
     leaseTtlMs: leaseTtlMs(def.schedule, env.settings().lease_ttl_factor, now, env.minLeaseTtlMs),
     pausedOnBoot: def.pausedOnBoot,
     ops: (current, applyPausedOnBoot) =>

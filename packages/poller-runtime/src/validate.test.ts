@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '@agent/poller-core';
 import { describe, expect, it } from 'vitest';
 import { scriptedKind, job } from '../test/helpers.js';
 import { agentDirectory, createKindRegistry, pollersOf, validatePollers } from './index.js';
@@ -36,6 +38,20 @@ describe('validatePollers', () => {
     expect(d.deliver).toEqual({ channel: 'chat_a', to: 'u1' });
     // The identity of the source is kind + config; only its hash is stored.
     expect(d.sourceKey).toBe(hashSourceKey('fake:{"source":"s1"}'));
+  });
+
+  it('fingerprints a job by the SHA-256 of its canonical JSON, the def_hash a cluster has always stored', () => {
+    const d = check(job('ok')).valid.find((v) => v.id === 'ok')!;
+    const spec = pollersOf(
+      createTestSnapshot({ agents: { assistant: { channels: ['chat_a'] } }, jobs: [job('ok')] }),
+    )!.jobs[0]!.spec;
+    const expected = canonicalJson({ ...spec, config: d.config, kind: spec.kind });
+    expect(d.fingerprint).toBe(createHash('sha256').update(expected).digest('hex'));
+    // The same job validated again has the same fingerprint; any change of the definition changes it.
+    expect(check(job('ok')).valid.find((v) => v.id === 'ok')!.fingerprint).toBe(d.fingerprint);
+    expect(check(job('ok', { paused_on_boot: true })).valid.find((v) => v.id === 'ok')!.fingerprint).not.toBe(
+      d.fingerprint,
+    );
   });
 
   const cases: {

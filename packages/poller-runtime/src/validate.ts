@@ -2,6 +2,7 @@
  * Job validation beyond the envelope: kind, kind schema and checks, template placeholders, schedule,
  * agent, channel bindings and credentials. Never throws; every invalid job gets located issues.
  */
+import { createHash } from 'node:crypto';
 import { formatIssue, type ConfigIssue } from '@agent/config-snapshot';
 import { canonicalJson, compileSchema, validateTemplate, type PollerKind } from '@agent/poller-core';
 import type { AgentDirectory } from './agent-directory.js';
@@ -31,7 +32,10 @@ export interface JobDefinition {
   /** Account name from the agent's `credentials`, when the kind needs one. */
   readonly accountName: string | null;
   readonly sourceKey: string;
-  /** Canonical JSON of the definition; a reload replaces the job when it changes. */
+  /**
+   * SHA-256 (hex) of the definition's canonical JSON; a reload replaces the job when it changes, and a
+   * cluster stores it as the job's `def_hash`. A digest, not the JSON: it is kept for every job.
+   */
   readonly fingerprint: string;
 }
 
@@ -228,7 +232,9 @@ function validateJob(
     pausedOnBoot: spec.paused_on_boot === true,
     accountName,
     sourceKey: sourceKeyOf(kind, config),
-    fingerprint: canonicalJson({ ...spec, config, kind: spec.kind }),
+    fingerprint: createHash('sha256')
+      .update(canonicalJson({ ...spec, config, kind: spec.kind }))
+      .digest('hex'),
   };
   return { ok: true, definition };
 }
