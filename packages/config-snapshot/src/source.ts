@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { CORE_SCHEMA, load as loadFast } from 'js-yaml';
 import type * as Yaml from 'yaml';
+import { setTimer, type TimerHandle } from '@agent/timers';
 import { formatPath, type ConfigIssue, type ConfigIssueCode, type IssueScope } from './issues.js';
 import { deepFreeze } from './snapshot.js';
 
@@ -492,14 +493,37 @@ function aliasesExplode(value: unknown): boolean {
   return false;
 }
 
-function lazyLocator(text: string): SourceFile['locate'] {
+/** How long a file's document tree is kept after its last use by `locate`. */
+export const LOCATOR_KEEP_MS = 10_000;
+let documentParses = 0;
+
+/** How many document trees `locate` has built (tests). */
+export function locatorParseCount(): number {
+  return documentParses;
+}
+
+/**
+ * `locate` of a file: the document tree (positions) is built on first use and dropped `keepMs` after the
+ * last use. Issues come in bursts (one load, one reload), so one tree serves a burst; kept for good, the
+ * tree of a large file (hundreds of MB for a few MB of YAML) would stay for as long as the snapshot lives,
+ * because every job keeps a way to locate its own issues.
+ */
+export function lazyLocator(
+  text: string,
+  keepMs = LOCATOR_KEEP_MS,
+  schedule: (fn: () => void, ms: number) => TimerHandle = (fn, ms) => setTimer(fn, ms, { unref: true }),
+): SourceFile['locate'] {
   let parsedDoc: { doc: Yaml.Document.Parsed; lineCounter: Yaml.LineCounter } | undefined;
+  let release: TimerHandle | undefined;
   return (segments, key) => {
     const { isMap, isPair, isScalar, LineCounter, parseDocument } = yaml();
     if (!parsedDoc) {
       const lineCounter = new LineCounter();
       parsedDoc = { doc: parseDocument(text, { lineCounter, uniqueKeys: true, strict: true }), lineCounter };
+      documentParses++;
     }
+    release?.cancel();
+    release = schedule(() => (parsedDoc = undefined), keepMs);
     const { doc, lineCounter } = parsedDoc;
     let node: unknown;
     try {
