@@ -58,14 +58,13 @@ function lazyListener(app: Hono, hostname: string): NodeListener {
   let listener: Promise<NodeListener> | undefined;
   return (req, res) => {
     listener ??= import('@hono/node-server').then((m) => m.getRequestListener(app.fetch, { hostname }));
-    return listener.then(
-      (l) => l(req, res),
-      () => {
-        // The adapter failed to load (a broken install): answer rather than hang the client.
-        res.statusCode = 500;
+    return listener
+      .then((l) => l(req, res))
+      .catch(() => {
+        // The adapter failed to load (a broken install) or to answer: end the response, never hang it.
+        if (!res.headersSent) res.statusCode = 500;
         res.end();
-      },
-    );
+      });
   };
 }
 
