@@ -9,10 +9,11 @@ import { isValidTimeZone, zoneOffsetMs } from './time-zone.js';
 type Parser = typeof import('cron-parser').CronExpressionParser;
 let parser: Parser | undefined;
 
-// Loaded at the first cron expression: cron-parser brings luxon, about 1 MB of heap a daemon without cron
-// jobs never needs. Synchronous (it is CommonJS), so parsing stays synchronous.
+// Loaded at the first cron expression: cron-parser brings luxon (half a megabyte of source the heap keeps),
+// which a daemon without cron jobs never needs. Synchronous (it is CommonJS), so parsing stays synchronous.
 function cronParser(): Parser {
-  parser ??= (createRequire(import.meta.url)('cron-parser') as typeof import('cron-parser')).CronExpressionParser;
+  parser ??= (createRequire(import.meta.url)('cron-parser') as typeof import('cron-parser'))
+    .CronExpressionParser;
   return parser;
 }
 
