@@ -494,7 +494,7 @@ function aliasesExplode(value: unknown): boolean {
 }
 
 /** How long a file's document tree is kept after its last use by `locate`. */
-export const LOCATOR_KEEP_MS = 10_000;
+const LOCATOR_KEEP_MS = 10_000;
 let documentParses = 0;
 
 /** How many document trees `locate` has built (tests). */
