@@ -33,7 +33,8 @@ import type {
 export interface AdminPages {
   app: Hono;
   isPublic(path: string): boolean;
-  unauthorized(): Response;
+  /** The page that asks a browser for the token (async: the pages may load on first use). */
+  unauthorized(): Response | Promise<Response>;
 }
 
 /** The part of the poller service the admin routes use (structurally the daemon's `Runner`). */
