@@ -1,15 +1,14 @@
 /** @jsxImportSource hono/jsx */
 /**
- * The operator console: pages of the admin server, rendered on the server from the admin API's own JSON
- * answers (asked in-process with the caller's Host and token, so every rule and every redaction of the API
- * applies), plus one client script for live updates and actions, which call the same JSON API.
+ * The console's pages, rendered on the server from the admin API's own JSON answers (asked in-process with
+ * the caller's Host and token, so every rule and every redaction of the API applies). Loaded by the first
+ * page request (see console.ts).
  */
 import type {
   AdminAgentList,
   AdminInfo,
   AdminJobDetail,
   AdminJobList,
-  AdminPages,
   AdminReloads,
   ReloadPlanJson,
 } from '@agent/admin-api';
@@ -22,17 +21,13 @@ import { PAGE_HEADERS } from './headers.js';
 import { JobPage } from './job-page.js';
 import { JobsPage } from './jobs-page.js';
 import { ApiProblem, Layout, type Health } from './layout.js';
+import type { ConsoleOptions } from './console.js';
 import { ReloadPage } from './reload-page.js';
-
-export interface ConsoleOptions {
-  /** Asks the admin API in-process (`adminApp.request`). */
-  api(path: string, init: RequestInit): Promise<Response>;
-  now?: () => number;
-}
 
 type Answer<T> = { ok: true; body: T } | { ok: false; status: number; message: string };
 
-export function createConsole(options: ConsoleOptions): AdminPages {
+/** The pages' routes (those `CONSOLE_ROUTES` names) and the page that asks for the admin token. */
+export function consolePages(options: ConsoleOptions): { app: Hono; unauthorized(): Response } {
   const now = options.now ?? Date.now;
   const ask = async <T,>(c: Context, path: string, method = 'GET'): Promise<Answer<T>> => {
     const headers: Record<string, string> = { host: c.req.header('host') ?? '' };
@@ -112,7 +107,6 @@ export function createConsole(options: ConsoleOptions): AdminPages {
 
   return {
     app,
-    isPublic: (path) => path.startsWith('/console/'),
     unauthorized: () =>
       new Response(
         `<!DOCTYPE html>${(
