@@ -4,6 +4,7 @@ import { createAdminApp, type AdminJobSummary, type AdminPollers } from '@agent/
 import { createMemoryLogger } from '@agent/log';
 import { describe, expect, it } from 'vitest';
 import { createConsole } from './console.js';
+import { consolePages } from './pages.js';
 
 const SUMMARY: AdminJobSummary = {
   id: 'news',
@@ -56,6 +57,16 @@ function setup(token: string | null = null, jobs: AdminJobSummary[] = JOBS) {
 }
 
 describe('console pages', () => {
+  it('are reached through the same routes before they load as after', () => {
+    // createConsole mounts stand-ins that load the pages at the first request; a page route missing from
+    // them would be a 404 (or the admin API's answer) instead of the page.
+    const api = async () => new Response('{}');
+    const routes = (app: { routes: { method: string; path: string }[] }) =>
+      app.routes.map((r) => `${r.method} ${r.path}`).sort();
+    expect(routes(createConsole({ api }).app)).toEqual(routes(consolePages({ api }).app));
+    expect(routes(consolePages({ api }).app).length).toBeGreaterThanOrEqual(5);
+  });
+
   it('set a strict CSP, forbid framing, send no referrer and are never cached', async () => {
     const { req } = setup();
     for (const path of ['/', '/jobs/news', '/agents', '/reload']) {
