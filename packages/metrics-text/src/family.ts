@@ -139,7 +139,7 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
   private textOf(labels: LabelValues<L>): string {
     const names = this.labelNames;
     // Joined, not concatenated: the text is kept as the series' key, and a string built with `+=` is kept
-    // as a tree of its pieces (three or four objects per label instead of one string).
+    // as a tree of its pieces instead of one string.
     const parts: string[] = [];
     let given = 0;
     for (const _ in labels) given++;
