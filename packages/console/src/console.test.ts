@@ -56,13 +56,14 @@ function setup(token: string | null = null, jobs: AdminJobSummary[] = JOBS) {
   return { req, calls };
 }
 
+const api = async () => new Response('{}');
+const routes = (app: { routes: { method: string; path: string }[] }) =>
+  app.routes.map((r) => `${r.method} ${r.path}`).sort();
+
 describe('console pages', () => {
   it('are reached through the same routes before they load as after', () => {
     // createConsole mounts stand-ins that load the pages at the first request; a page route missing from
     // them would be a 404 (or the admin API's answer) instead of the page.
-    const api = async () => new Response('{}');
-    const routes = (app: { routes: { method: string; path: string }[] }) =>
-      app.routes.map((r) => `${r.method} ${r.path}`).sort();
     expect(routes(createConsole({ api }).app)).toEqual(routes(consolePages({ api }).app));
     expect(routes(consolePages({ api }).app).length).toBeGreaterThanOrEqual(5);
   });
