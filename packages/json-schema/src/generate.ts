@@ -4,7 +4,7 @@
  * those schemas without loading or running ajv's compiler, which dominates the start of a small daemon.
  */
 import { createRequire } from 'node:module';
-import { createAjv, schemaKey } from './index.js';
+import { createAjv, schemaKey, withoutId } from './options.js';
 
 const require = createRequire(import.meta.url);
 
@@ -22,10 +22,7 @@ export function validatorModule(
   const standaloneCode = (require('ajv/dist/standalone') as { default: StandaloneCode }).default;
   const ajv = createAjv({ source: true, esm: true, lines: true });
   const names = Object.keys(schemas).sort();
-  for (const name of names) {
-    const { $id: _drop, ...rest } = schemas[name] as { $id?: unknown };
-    ajv.addSchema(rest, name);
-  }
+  for (const name of names) ajv.addSchema(withoutId(schemas[name]!), name);
   let code = standaloneCode(ajv, Object.fromEntries(names.map((n) => [n, n])));
   for (const name of names) {
     // Exported names are only for registration below; nothing imports them.

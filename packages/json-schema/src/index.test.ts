@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { validatorModule } from './generate.js';
-import { createAjv, hasGeneratedValidator, schemaKey, type ValidateFunction } from './index.js';
+import { hasGeneratedValidator, schemaKey, type ValidateFunction } from './index.js';
+import { createAjv } from './options.js';
 import * as validators from './index.js';
 
 // Schemas that use what the product's schemas use: defaults, patterns, lengths, enums, `oneOf` of keyed

@@ -5,48 +5,14 @@
  * kind package's, a tool's, one changed since its code was generated) is compiled by ajv, loaded on first
  * use. Both give the same function shape, so callers never know which one they hold.
  */
-import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import type { Ajv, Options, ValidateFunction } from 'ajv';
+import type { Ajv, ValidateFunction } from 'ajv';
+import { createAjv, schemaKey, withoutId } from './options.js';
 
 export type { ErrorObject, ValidateFunction } from 'ajv';
+export { schemaKey } from './options.js';
 
 const require = createRequire(import.meta.url);
-
-/** The options of every validator, generated or compiled. */
-export const VALIDATOR_OPTIONS: Readonly<Options> = Object.freeze({
-  allErrors: true,
-  useDefaults: true,
-  strict: false,
-  allowUnionTypes: true,
-  verbose: true,
-});
-
-/** The formats a schema may name; others are ignored, as ajv ignores unknown formats without `strict`. */
-export const VALIDATOR_FORMATS: readonly string[] = ['uri'];
-
-/** A new ajv with the product's options and formats; `code` is for the generator. */
-export function createAjv(code?: Options['code']): Ajv {
-  const { Ajv: AjvClass } = require('ajv') as typeof import('ajv');
-  const formats = require('ajv-formats') as { default: (ajv: Ajv, names: string[]) => Ajv };
-  const ajv = new AjvClass({ ...VALIDATOR_OPTIONS, ...(code ? { code } : {}) });
-  formats.default(ajv, [...VALIDATOR_FORMATS]);
-  return ajv;
-}
-
-/** What a schema's validator is registered under: a digest of the schema without its `$id`. */
-export function schemaKey(schema: object): string {
-  return createHash('sha256')
-    .update(JSON.stringify(withoutId(schema)))
-    .digest('hex')
-    .slice(0, 32);
-}
-
-function withoutId(schema: object): object {
-  // The `$id` names a schema for people; ajv would also refuse a second schema with the same one.
-  const { $id: _drop, ...rest } = schema as { $id?: unknown };
-  return rest;
-}
 
 const generated = new Map<string, ValidateFunction>();
 const compiled = new WeakMap<object, ValidateFunction>();
