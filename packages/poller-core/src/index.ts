@@ -43,7 +43,7 @@ export {
   type PollerErrorInfo,
   type PollerErrorOptions,
 } from './errors.js';
-export { compileSchema } from './schema.js';
+export { compileSchema } from '@agent/json-schema';
 export { pollerHttp } from './http.js';
 export {
   renderTemplate,

@@ -12,7 +12,7 @@ import {
   validateTemplate,
   withBaseConfig,
 } from './index.js';
-import { compileSchema } from './schema.js';
+import { compileSchema } from '@agent/json-schema';
 
 const base = {
   kind: 'demo',

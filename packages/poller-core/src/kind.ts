@@ -1,5 +1,5 @@
 /** The plugin API a poller kind implements. Kinds only fetch; the runner owns everything else. */
-import { compileSchema } from './schema.js';
+import { compileSchema } from '@agent/json-schema';
 import type { GuardedRequestOptions, GuardedResponse } from '@agent/guarded-http';
 import type { Logger } from '@agent/log';
 import { PollerError } from './errors.js';

@@ -20,7 +20,7 @@ import {
   type TickContext,
   type TickResult,
 } from './kind.js';
-import { compileSchema } from './schema.js';
+import { compileSchema } from '@agent/json-schema';
 import { renderTemplate, templatePlaceholders, validateTemplate } from './template.js';
 
 export { freeLoopbackPort, stopByPid, waitForPort } from './local-server.js';
