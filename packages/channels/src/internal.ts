@@ -7,7 +7,7 @@ let undici: Promise<typeof Undici> | undefined;
 
 /**
  * undici's `request`, loaded by the first call to a vendor: a daemon whose channels never call one (the `log`
- * channel) never loads undici (its code and objects are several MB of heap).
+ * channel) never loads undici.
  */
 export const vendorRequest: typeof Undici.request = async (...args) =>
   (await (undici ??= import('undici'))).request(...args);
