@@ -1,6 +1,7 @@
 /** Serving a Hono app on a TCP address; the bound address is returned (port 0 picks a free port). */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Logger } from '@agent/log';
 import type { Hono } from 'hono';
 import { AdminError } from './errors.js';
 
@@ -24,6 +25,8 @@ export function parseListen(listen: string): { host: string; port: number } {
 export interface ServeOptions {
   /** The setting the address comes from (`runtime.yaml metrics.listen`), named in a listen error. */
   setting?: string;
+  /** Hears a request that failed outside the app (the HTTP adapter failed to load or to answer). */
+  logger?: Pick<Logger, 'error'>;
 }
 
 /** A listen error that says which setting to change and the likely cause. */
@@ -54,14 +57,19 @@ type NodeListener = (req: IncomingMessage, res: ServerResponse) => Promise<void>
  * implementation for its Request and Response) is imported at the first request: a daemon nobody asks
  * does not carry it.
  */
-function lazyListener(app: Hono, hostname: string): NodeListener {
+function lazyListener(app: Hono, hostname: string, logger?: Pick<Logger, 'error'>): NodeListener {
   let listener: Promise<NodeListener> | undefined;
   return (req, res) => {
     listener ??= import('@hono/node-server').then((m) => m.getRequestListener(app.fetch, { hostname }));
     return listener
       .then((l) => l(req, res))
-      .catch(() => {
-        // The adapter failed to load (a broken install) or to answer: end the response, never hang it.
+      .catch((err: unknown) => {
+        // The adapter failed to load (a broken install) or to answer: say so, and end the response rather
+        // than hang it.
+        logger?.error('http request failed outside the app', {
+          method: req.method,
+          reason: err instanceof Error ? err.message : String(err),
+        });
         if (!res.headersSent) res.statusCode = 500;
         res.end();
       });
@@ -74,7 +82,7 @@ export function serveApp(
   options: ServeOptions = {},
 ): Promise<ServedApp> {
   return new Promise((resolveServed, reject) => {
-    const listener = lazyListener(app, listen.host);
+    const listener = lazyListener(app, listen.host, options.logger);
     const server = createServer((req, res) => void listener(req, res));
     server.once('error', (err: NodeJS.ErrnoException) => reject(listenError(err, listen, options.setting)));
     server.once('listening', () => {
@@ -101,7 +109,11 @@ const LOOPBACK_LISTEN = new Set(['127.0.0.1', 'localhost', '::1']);
  * Serves the admin app; refuses (`ADMIN_NOT_LOOPBACK`) any address other than 127.0.0.1, localhost or ::1,
  * since the admin API has no authentication beyond the optional token.
  */
-export function serveAdmin(app: Hono, listen: string | { host: string; port: number }): Promise<ServedApp> {
+export function serveAdmin(
+  app: Hono,
+  listen: string | { host: string; port: number },
+  options: Pick<ServeOptions, 'logger'> = {},
+): Promise<ServedApp> {
   const addr = typeof listen === 'string' ? parseListen(listen) : listen;
   const host = addr.host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
   if (!LOOPBACK_LISTEN.has(host))
@@ -111,5 +123,5 @@ export function serveAdmin(app: Hono, listen: string | { host: string; port: num
         `the admin server listens on loopback only; "${addr.host}" is not 127.0.0.1, localhost or ::1 (fix runtime.yaml admin.listen)`,
       ),
     );
-  return serveApp(app, { host, port: addr.port }, { setting: 'runtime.yaml admin.listen' });
+  return serveApp(app, { host, port: addr.port }, { ...options, setting: 'runtime.yaml admin.listen' });
 }
