@@ -199,6 +199,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       const app = createMetricsApp(registry, { ready: () => state === 'running', hosts: [listen.host] });
       metrics = await serveApp(app, listen, {
         setting: 'runtime.yaml metrics.listen',
+        logger: logger.child({ component: 'metrics' }),
       });
       cleanups.push(() => metrics!.close());
     }
@@ -359,7 +360,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       ...(node ? { cluster: () => clusterMode!.clusterView(node) } : {}),
       pages,
     });
-    const admin = await serveAdmin(adminApp, first.runtime.admin.listen);
+    const admin = await serveAdmin(adminApp, first.runtime.admin.listen, {
+      logger: logger.child({ component: 'admin' }),
+    });
     cleanups.push(() => admin.close());
 
     state = 'running';
