@@ -220,7 +220,7 @@ describe('cluster mode: chat across daemons', () => {
     for (const d of ds) await d.waitFor(/msg="config reload applied" version=2 /, 8000);
     for (const d of ds)
       await d.waitFor(/msg="channel credentials updated".* plugin=chat_b instance=main/, 5000);
-    await until(() => tg.sends.length === 1, 15_000, 'the reply with the new token');
+    await until(() => tg.sends.length === 1, 15_000, 'the reply with the new token', ds);
     expect(tg.sends[0]).toMatchObject({ chatId: '5', text: 're after the rotation after 0' });
     for (const d of ds) expect(d.lines.join('\n')).not.toContain('an-old-token');
   });

@@ -258,11 +258,22 @@ export interface DaemonScope {
   start(w: Workdir, env?: Record<string, string>, args?: string[]): Promise<DaemonProcess>;
 }
 
+/** How much of each daemon's log a failed test prints. */
+const FAILED_TEST_LOG_LINES = 400;
+
 /** Work directories and daemons of one test file, cleaned up after each test. */
 export function daemonScope(): DaemonScope {
   let dirs: Workdir[] = [];
   let daemons: DaemonProcess[] = [];
-  afterEach(async () => {
+  afterEach(async ({ task }) => {
+    // A failed test shows what its daemons said: a timeout alone does not tell which step stalled.
+    if (task.result?.state === 'fail') {
+      daemons.forEach((d, i) => {
+        const tail = d.lines.slice(-FAILED_TEST_LOG_LINES);
+        process.stderr.write(`--- daemon ${i} (pid ${d.proc.pid}), last ${tail.length} log lines ---\n`);
+        process.stderr.write(`${tail.join('\n')}\n`);
+      });
+    }
     for (const d of daemons) await d.stop('SIGKILL');
     for (const w of dirs) w.cleanup();
     dirs = [];
@@ -287,14 +298,26 @@ export function daemonScope(): DaemonScope {
   return scope;
 }
 
-/** Waits until `cond` holds, looking every 100 ms; fails naming `what` after `ms`. */
-export async function until(cond: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+/**
+ * Waits until `cond` holds, looking every 100 ms; fails naming `what` after `ms`, with the last log lines
+ * of `daemons` in the error.
+ */
+export async function until(
+  cond: () => boolean | Promise<boolean>,
+  ms: number,
+  what: string,
+  daemons: DaemonProcess[] = [],
+): Promise<void> {
   const end = Date.now() + ms;
   while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > end) {
+      const logs = daemons.map((d, i) => `daemon ${i}:\n${d.lines.slice(-UNTIL_LOG_LINES).join('\n')}`);
+      throw new Error([`timed out waiting for ${what}`, ...logs].join('\n'));
+    }
     await sleep(100);
   }
 }
+const UNTIL_LOG_LINES = 25;
 
 /** The texts the `log` channel of these work directories wrote to `out.jsonl`, in order per directory. */
 export function loggedTexts(...hosts: Workdir[]): string[] {
