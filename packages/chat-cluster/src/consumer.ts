@@ -13,6 +13,9 @@
  * back ('retry') and nak'd with a delay, so that it runs again here or on the partition's next owner, up to
  * `MAX_TURN_DELIVERIES` deliveries. Only under that fault, later messages of its chat may be answered
  * before it: they are handed meanwhile.
+ *
+ * A message accepted under a newer config version than this daemon runs is held, with what follows it, until
+ * this daemon has caught up, for at most half the AckWait (`config-version.ts`).
  */
 import {
   JetStreamApiError,
@@ -25,6 +28,7 @@ import type { InboundOutcome, InboundSettle } from '@agent/agent-runtime';
 import type { InboundMessage } from '@agent/channels';
 import type { Logger } from '@agent/log';
 import { setTimer, sleep, type TimerHandle } from '@agent/timers';
+import { acceptedVersion, configWait, type ConfigWait } from './config-version.js';
 import type { InboundNames } from './stream.js';
 
 const NANOS_PER_MS = 1_000_000;
@@ -39,6 +43,9 @@ const CONSUMER_NOT_FOUND = 10014;
  * every daemon still answers each message once and never passes it round forever.
  */
 const MAX_TURN_DELIVERIES = 3;
+/** How often a message waiting for a newer config version looks again, and says it is alive every tenth. */
+const CONFIG_LOOK_MS = 100;
+const CONFIG_LOOKS_PER_BEAT = 10;
 
 /**
  * Where a partition's messages go: resolves once queued; `settle` reports how the turn ended, and says through
@@ -144,6 +151,8 @@ export interface PartitionConsumerOptions {
   handBackMs: number;
   /** Whether the NATS connection is up (fetch failures while it is down are not logged). */
   connected: () => boolean;
+  /** The config version this daemon runs; without it, messages never wait for a newer one. */
+  configVersion?: () => number;
   logger: Logger;
 }
 
@@ -177,6 +186,7 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
   const inFlight = new Map<number, Handed>();
   const kept = new Map<number, JsMsg>();
   let state: State = 'consuming';
+  const consuming = (): boolean => state === 'consuming';
   let current: ConsumerMessages | undefined;
   let wake = new AbortController();
   let loop: Promise<void> = Promise.resolve();
@@ -199,6 +209,30 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
 
   const keep = (msg: JsMsg): void => {
     if (state !== 'gone') kept.set(msg.seq, msg);
+  };
+
+  /**
+   * Holds `msg` (kept alive, and what follows it in the client) while it needs a newer config version than
+   * this daemon runs, for at most half the AckWait so that nothing behind it is redelivered meanwhile.
+   */
+  const awaitConfig = async (msg: JsMsg): Promise<void> => {
+    const running = o.configVersion;
+    if (!running || inFlight.has(msg.seq)) return;
+    const accepted = acceptedVersion(msg.headers);
+    const since = performance.now();
+    const decide = (): ConfigWait =>
+      configWait(accepted, running(), performance.now() - since, o.ackWaitMs / 2);
+    let decision = decide();
+    if (decision !== 'wait') return;
+    const fields = { seq: msg.seq, accepted_version: accepted, running_version: running() };
+    log.info('chat inbound message waits for this daemon to run its config version', fields);
+    for (let look = 0; decision === 'wait' && consuming(); look++) {
+      if (look % CONFIG_LOOKS_PER_BEAT === 0) reply(() => msg.working());
+      await sleep(CONFIG_LOOK_MS, wake.signal);
+      decision = decide();
+    }
+    if (decision === 'run-behind' && consuming())
+      log.warn('chat inbound message runs on an older config version than it was accepted under', fields);
   };
 
   /** Hands one message; false when the runtime refused it (then it and what follows wait). */
@@ -276,6 +310,7 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
         reply(() => msg.nak(o.retryMs));
         continue;
       }
+      if (state === 'consuming') await awaitConfig(msg);
       if (state !== 'consuming') {
         keep(msg);
         continue;
@@ -291,7 +326,6 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
     if (refused && state === 'consuming') await sleep(o.retryMs + 100, wake.signal);
   };
 
-  const consuming = (): boolean => state === 'consuming';
   const run = async (): Promise<void> => {
     while (consuming()) {
       try {

@@ -1,6 +1,6 @@
 /**
  * Ingress: an accepted chat message goes to its chat's partition subject, with its message id for
- * JetStream's dedup, and counts as stored once JetStream confirms it (a duplicate confirmation included:
+ * JetStream's dedup and the config version it was accepted under, and counts as stored once JetStream confirms it (a duplicate confirmation included:
  * another daemon, or an earlier try, stored it). While the connection is down it is refused at once, so
  * that the channel does not confirm it upstream; the outage is logged once, not per message.
  */
@@ -8,6 +8,7 @@ import type { JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { InboundMessage } from '@agent/channels';
 import type { Logger } from '@agent/log';
+import { versionHeaders } from './config-version.js';
 import { ChatClusterError } from './errors.js';
 import { inboundMessageId, partitionOf, type InboundNames } from './stream.js';
 
@@ -49,6 +50,8 @@ export interface IngressOptions {
   timeoutMs: number;
   logger: Logger;
   stopped: () => boolean;
+  /** The config version this daemon runs: each message carries it (see `config-version.ts`). */
+  configVersion?: () => number;
 }
 
 export type Ingress = (msg: InboundMessage) => Promise<void>;
@@ -66,6 +69,7 @@ export function createIngress(o: IngressOptions): Ingress {
         msgID: inboundMessageId(msg),
         timeout: o.timeoutMs,
         expect: { streamName: o.names.stream },
+        ...(o.configVersion ? { headers: versionHeaders(o.configVersion()) } : {}),
       });
     } catch (err) {
       if (!failing) {

@@ -68,6 +68,7 @@ async function start(
     behave?: Behaviour;
     ackWaitMs?: number;
     partitions?: number;
+    configVersion?: () => number;
   } = {},
 ): Promise<Instance> {
   const calls: Call[] = [];
@@ -83,6 +84,7 @@ async function start(
     leaseTtlMs: TTL,
     ...(o.ackWaitMs === undefined ? {} : { ackWaitMs: o.ackWaitMs }),
     stream: { maxBytes: 8 * 1024 * 1024, maxAgeMs: 10 * 60_000 },
+    ...(o.configVersion ? { configVersion: o.configVersion } : {}),
     logger: logger.child({ holder }),
     handle: async (msg, settle) => {
       const call = { holder, msg, settle, at: performance.now() };
@@ -146,6 +148,51 @@ describe('chat inbound through JetStream', () => {
 
     await a.inbound.stop();
     await expect(a.inbound.ingress(message('chat-1'))).rejects.toMatchObject({ code: 'CHAT_STREAM_STOPPED' });
+  });
+
+  it('a message accepted under a newer config version waits, with what follows in its chat, until this daemon runs it', async () => {
+    let running = 1;
+    const partitions = 2;
+    const a = await start('a#1', { configVersion: () => running, partitions });
+    const chat = chatIn([0], partitions);
+    await a.inbound.ingress(message(chat, 'under v1'));
+    await waitFor('the first message handled', () => a.calls.length === 1);
+    // Another daemon, already on v2, accepts the next two: they are stamped v2.
+    const newer = await start('b#1', { configVersion: () => 2, partitions, live: () => 2 });
+    expect(newer.inbound.ownedPartitions()).toEqual([]);
+    await newer.inbound.ingress(message(chat, 'under v2'));
+    await a.inbound.ingress(message(chat, 'after it'));
+    await sleep(1500);
+    expect(a.calls.map((c) => c.msg.text)).toEqual(['under v1']);
+    const waits = logger.find('chat inbound message waits for this daemon to run its config version');
+    expect(waits.map((r) => r.fields)).toEqual([
+      expect.objectContaining({ accepted_version: 2, running_version: 1 }),
+    ]);
+    running = 2;
+    await waitFor('both handled in order', () => a.calls.length === 3);
+    expect(a.calls.map((c) => c.msg.text)).toEqual(['under v1', 'under v2', 'after it']);
+    expect(logger.find('chat inbound refused by the runtime, retrying')).toEqual([]);
+    expect(
+      logger.find('chat inbound message runs on an older config version than it was accepted under'),
+    ).toEqual([]);
+  });
+
+  it('a message waits for a newer config version at most half the AckWait, then runs on the one here', async () => {
+    const a = await start('a#1', { configVersion: () => 1, partitions: 1, ackWaitMs: 2000 });
+    const newer = await start('b#1', { configVersion: () => 2, partitions: 1, live: () => 2 });
+    const sent = performance.now();
+    await newer.inbound.ingress(message('chat-1', 'under v2'));
+    await waitFor('the message handled', () => a.calls.length === 1, 4000);
+    expect(a.calls[0]!.at - sent).toBeGreaterThanOrEqual(1000);
+    // Kept alive while it waited: not delivered again.
+    await sleep(500);
+    expect(a.calls).toHaveLength(1);
+    const late = logger.find(
+      'chat inbound message runs on an older config version than it was accepted under',
+    );
+    expect(late.map((r) => r.fields)).toEqual([
+      expect.objectContaining({ accepted_version: 2, running_version: 1 }),
+    ]);
   });
 
   it('two members: each owns half; every chat is handled in order, once, by its partition owner', async () => {

@@ -70,6 +70,11 @@ export interface ChatInboundOptions {
   onOwnedChange?: (owned: number[]) => void;
   /** Hands one message to the runtime (`handleInbound`): resolves once queued, rejects when not running. */
   handle: InboundHandler;
+  /**
+   * The config version this daemon runs: a message carries the version it was accepted under, and waits
+   * (bounded) for a daemon that runs an older one to catch up. Without it, nothing is stamped or waits.
+   */
+  configVersion?: () => number;
 }
 
 export interface ChatInbound {
@@ -152,6 +157,7 @@ export async function startChatInbound(o: ChatInboundOptions): Promise<ChatInbou
     timeoutMs: PUBLISH_TIMEOUT_MS,
     logger,
     stopped: () => stopped,
+    ...(o.configVersion ? { configVersion: o.configVersion } : {}),
   });
   const owner = startPartitionOwner({
     partitions,
@@ -171,6 +177,7 @@ export async function startChatInbound(o: ChatInboundOptions): Promise<ChatInbou
         retryMs: REFUSED_RETRY_MS,
         handBackMs: handBackDelayMs(ttlMs),
         connected: connection.up,
+        ...(o.configVersion ? { configVersion: o.configVersion } : {}),
         logger,
       }),
     flush: async () => {
