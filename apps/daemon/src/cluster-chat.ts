@@ -37,6 +37,8 @@ export interface ClusterChatOptions {
   drainTimeoutMs: number;
   logger: Logger;
   registry: Registry;
+  /** The bundle version this daemon runs: a message accepted under a newer one waits for it here. */
+  configVersion: () => number;
 }
 
 /** `agent_inbound_partitions_owned`, read at each scrape. */
@@ -86,6 +88,7 @@ export async function startClusterChat(o: ClusterChatOptions): Promise<ClusterCh
       ackWaitMs: settings.chat.ackWaitMs,
       drainTimeoutMs: o.drainTimeoutMs,
       logger: log,
+      configVersion: o.configVersion,
       handle: async (msg, settle) => {
         // Before the runtime runs, the message is refused and comes again.
         if (!runtime) throw new Error('the agent runtime is not running yet');

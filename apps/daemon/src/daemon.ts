@@ -223,6 +223,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
           drainTimeoutMs: first.runtime.sessions.turn_timeout_ms,
           logger,
           registry,
+          configVersion: () => store.current().version,
         })
       : null;
     if (chat) cleanups.push(() => chat.stop());
