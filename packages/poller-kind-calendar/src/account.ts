@@ -2,7 +2,7 @@
  * The `accounts.<name>` block of `plugins/calendar.yaml`: `provider: google` (the default, the OAuth2
  * block every existing config has) or `provider: caldav`.
  */
-import { providerAccountSchema } from '@agent/oauth2';
+import { providerAccountSchema } from '@agent/oauth2/account';
 // The generated validators of this package's schemas (see scripts/gen-validators.mjs).
 import './validators.generated.js';
 
