@@ -1,13 +1,9 @@
 /** The cluster branch of `agent reload`: taken when a daemon answers `control.cluster.members`. */
 import { randomUUID } from 'node:crypto';
 import type { Broker } from '@agent/broker';
-import {
-  CLUSTER_MEMBERS_SUBJECT,
-  clusterReloadReport,
-  type ClusterMembersAnswer,
-  type ClusterReloadAck,
-} from './cluster-reload.js';
+import { clusterReloadReport, type ClusterMembersAnswer, type ClusterReloadAck } from './cluster-reload.js';
 import type { CliIO } from './io.js';
+import { CLUSTER_MEMBERS_SUBJECT } from './subjects.js';
 
 const MEMBERS_TIMEOUT_MS = 2000;
 

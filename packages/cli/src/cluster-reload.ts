@@ -5,9 +5,6 @@
 import { paint } from './io.js';
 import { formatReloadAck, rejectedCount, type ReloadAck } from './reload.js';
 
-/** Members are listed by any daemon on this subject (from the membership table). */
-export const CLUSTER_MEMBERS_SUBJECT = 'control.cluster.members';
-
 /** The answer on `control.cluster.members`. */
 export interface ClusterMembersAnswer {
   members: { daemon_id: string; host: string; seen_ago_ms: number | null }[];

@@ -13,9 +13,7 @@ export {
   NO_ACK_MESSAGE,
   NO_RESPONDER_MESSAGE,
   NOT_REACHABLE_MESSAGE,
-  RELOAD_ACK_SUBJECT,
   RELOAD_ACK_TIMEOUT_MS,
-  RELOAD_SUBJECT,
   reloadExitCode,
   rejectedCount,
   runReload,
@@ -49,7 +47,6 @@ export {
   type CliErrorInfo,
 } from './admin-client.js';
 export {
-  CLUSTER_MEMBERS_SUBJECT,
   clusterReloadReport,
   type ClusterMembersAnswer,
   type ClusterReloadAck,
@@ -67,3 +64,4 @@ export {
   formatTime,
   formatValue,
 } from './format.js';
+export { CLUSTER_MEMBERS_SUBJECT, RELOAD_ACK_SUBJECT, RELOAD_SUBJECT } from './subjects.js';

@@ -5,9 +5,8 @@ import { formatIssue, loadClientConfig } from '@agent/config-snapshot/client';
 import { tryClusterReload } from './cluster-reload-command.js';
 import { daemonBrokerConfig } from './daemon-info.js';
 import { paint, type CliIO } from './io.js';
+import { RELOAD_ACK_SUBJECT, RELOAD_SUBJECT } from './subjects.js';
 
-export const RELOAD_SUBJECT = 'control.reload';
-export const RELOAD_ACK_SUBJECT = 'control.reload.ack';
 export const RELOAD_ACK_TIMEOUT_MS = 5000;
 
 /** The ack the daemon publishes (decisions §2, plus every rejection the reload made). */
