@@ -9,7 +9,8 @@ import type { AdminClusterStatus } from '@agent/admin-api';
 import type { ConversationMemory } from '@agent/agent-runtime';
 import { createPostgresMemory } from '@agent/agent-runtime/postgres';
 import type { Broker, Subscription } from '@agent/broker';
-import { CLUSTER_MEMBERS_SUBJECT, type ClusterMembersAnswer } from '@agent/cli';
+import type { ClusterMembersAnswer } from '@agent/cli';
+import { CLUSTER_MEMBERS_SUBJECT } from '@agent/cli/subjects';
 import {
   clusterStatus,
   createClusterMetrics,

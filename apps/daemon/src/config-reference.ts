@@ -2,7 +2,8 @@
 import { builtinChannels } from '@agent/channels';
 import { coreReferenceEntries, renderReference, type ReferenceEntry } from '@agent/config-snapshot';
 import { jobSchema, pollersFileSchema } from '@agent/poller-runtime';
-import { accountSchemas, builtinKinds } from './kinds.js';
+import { builtinKinds } from './kinds.js';
+import { accountSchemas } from './plugin-accounts.js';
 
 function configReferenceEntries(): ReferenceEntry[] {
   const entries = [...coreReferenceEntries];

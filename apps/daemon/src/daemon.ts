@@ -27,14 +27,14 @@ import {
 } from '@agent/config-snapshot';
 import { createLogger, type LogFormat, type Logger, type LogLevel } from '@agent/log';
 import { clusterBrokerIssues, clusterOf, clusterSectionReader } from '@agent/cluster/config';
-import { pollersSectionReader } from '@agent/poller-runtime';
-import { mailLegacyJobSource } from '@agent/poller-kind-mail';
+import { pollersSectionReader } from '@agent/poller-runtime/config';
+import { mailLegacyJobSource } from '@agent/poller-kind-mail/schema';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { adminOptions } from './admin.js';
 import { registerBuildInfo } from './build-info.js';
 import { createConfigMetrics } from './config-metrics.js';
 import type { ClusterNode } from './cluster.js';
-import { accountSchemas } from './kinds.js';
+import { accountSchemas } from './plugin-accounts.js';
 import { startPollers, type PollerSubsystem } from './pollers.js';
 import { createReloadTriggers } from './reload-triggers.js';
 import { createReloadPipeline, type ReloadPipeline } from './reload.js';

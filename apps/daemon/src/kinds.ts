@@ -1,11 +1,11 @@
-/** The poller kinds that ship with the daemon, the account schemas of their providers, and kind packages. */
+/** The poller kinds that ship with the daemon, and kind packages. */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Logger } from '@agent/log';
 import { createKindRegistry, loadKindPackages, type KindRegistry } from '@agent/poller-runtime';
-import { calendarAccountSchema, calendarPollerKind } from '@agent/poller-kind-calendar';
-import { mailAccountSchema, mailPollerKind } from '@agent/poller-kind-mail';
+import { calendarPollerKind } from '@agent/poller-kind-calendar';
+import { mailPollerKind } from '@agent/poller-kind-mail';
 import { rssPollerKind } from '@agent/poller-kind-rss';
 import { webhookPollerKind } from '@agent/poller-kind-webhook';
 
@@ -15,12 +15,6 @@ export const builtinKinds: readonly unknown[] = [
   webhookPollerKind,
   calendarPollerKind,
 ];
-
-/** `plugins/<name>.yaml` files that hold provider accounts (`accounts:`), by plugin name. */
-export const accountSchemas: Readonly<Record<string, object>> = {
-  mail: mailAccountSchema,
-  calendar: calendarAccountSchema,
-};
 
 /** The built-in kinds plus those of `kind_packages`, resolved from `fromDir` (the config directory). */
 export async function buildKindRegistry(

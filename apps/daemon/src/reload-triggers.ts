@@ -4,7 +4,7 @@
  * so there is no watcher (`agent config push --watch` on one host replaces it).
  */
 import type { Broker } from '@agent/broker';
-import { RELOAD_ACK_SUBJECT, RELOAD_SUBJECT } from '@agent/cli';
+import { RELOAD_ACK_SUBJECT, RELOAD_SUBJECT } from '@agent/cli/subjects';
 import { watchConfig, type ConfigSnapshot, type ConfigWatcher } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
 import type { ReloadPipeline } from './reload.js';
