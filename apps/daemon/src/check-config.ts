@@ -63,7 +63,7 @@ async function checkPollers(
     legacy: pollers.legacy.map(legacyFileReport),
   };
   if (!pollers.settings.enabled) return { ...base, jobs: null };
-  const registry = await buildKindRegistry(pollers.settings.kind_packages, kindsDir, null);
+  const registry = await buildKindRegistry(snapshot, pollers.settings.kind_packages, kindsDir, null);
   for (const f of registry.failedPackages()) startErrors.push(`${f.message} [${f.code}]`);
   const v = validatePollers(pollers, agentDirectory(snapshot), registry);
   const rejected = v.rejected.map((r) => ({

@@ -2,7 +2,7 @@
 import { builtinChannels } from '@agent/channels';
 import { coreReferenceEntries, renderReference, type ReferenceEntry } from '@agent/config-snapshot';
 import { jobSchema, pollersFileSchema } from '@agent/poller-runtime';
-import { builtinKinds } from './kinds.js';
+import { builtinKinds } from './builtin-kinds.js';
 import { accountSchemas } from './plugin-accounts.js';
 
 function configReferenceEntries(): ReferenceEntry[] {

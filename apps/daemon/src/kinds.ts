@@ -1,28 +1,49 @@
-/** The poller kinds that ship with the daemon, and kind packages. */
+/**
+ * The poller kinds of a running subsystem: the built-in ones, loaded once a config needs them, and kind
+ * packages.
+ */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import type { ConfigSnapshot } from '@agent/config-snapshot';
 import type { Logger } from '@agent/log';
 import { createKindRegistry, loadKindPackages, type KindRegistry } from '@agent/poller-runtime';
-import { calendarPollerKind } from '@agent/poller-kind-calendar';
-import { mailPollerKind } from '@agent/poller-kind-mail';
-import { rssPollerKind } from '@agent/poller-kind-rss';
-import { webhookPollerKind } from '@agent/poller-kind-webhook';
+import { pollersOf } from '@agent/poller-runtime/config';
+import { accountSchemas } from './plugin-accounts.js';
 
-export const builtinKinds: readonly unknown[] = [
-  mailPollerKind,
-  rssPollerKind,
-  webhookPollerKind,
-  calendarPollerKind,
-];
+/**
+ * Whether a config needs the built-in kinds: it has a job (of any kind: an unknown kind's error lists them),
+ * provider accounts (their kinds offer agents tools), or kind packages (a package may not take a built-in
+ * kind's name). A config with none of these never loads them, and its agents see no kind's tool until a
+ * reload brings one.
+ */
+export function needsBuiltinKinds(snapshot: ConfigSnapshot): boolean {
+  const pollers = pollersOf(snapshot);
+  if (pollers && pollers.jobs.length + pollers.rejected.length + pollers.settings.kind_packages.length > 0)
+    return true;
+  return Object.keys(accountSchemas).some(
+    (plugin) => Object.keys(snapshot.plugins.get(plugin)?.accounts ?? {}).length > 0,
+  );
+}
 
-/** The built-in kinds plus those of `kind_packages`, resolved from `fromDir` (the config directory). */
+/** Registers the built-in kinds, once (loading their modules the first time). */
+export async function ensureBuiltinKinds(registry: KindRegistry): Promise<void> {
+  const { builtinKinds } = await import('./builtin-kinds.js');
+  for (const kind of builtinKinds) registry.register(kind);
+}
+
+/**
+ * The kinds `snapshot` needs: the built-in ones when it does (`needsBuiltinKinds`), plus those of
+ * `kindPackages`, resolved from `fromDir` (the config directory).
+ */
 export async function buildKindRegistry(
+  snapshot: ConfigSnapshot,
   kindPackages: readonly string[],
   fromDir: string,
   logger: Logger | null,
 ): Promise<KindRegistry> {
-  const registry = createKindRegistry(builtinKinds);
+  const registry = createKindRegistry();
+  if (needsBuiltinKinds(snapshot)) await ensureBuiltinKinds(registry);
   await loadListedKindPackages(registry, kindPackages, fromDir, logger);
   return registry;
 }

@@ -9,7 +9,7 @@ import { pollersOf, type PollersSettings } from '@agent/poller-runtime/config';
 import { createSqliteStateStore } from '@agent/poller-runtime/sqlite';
 import { holderId, holderIsGone } from './holder.js';
 import { createJobJournal } from './job-journal.js';
-import { buildKindRegistry, loadListedKindPackages } from './kinds.js';
+import { buildKindRegistry, ensureBuiltinKinds, loadListedKindPackages, needsBuiltinKinds } from './kinds.js';
 import type { PollerSubsystem, PollerSubsystemOptions } from './pollers.js';
 import type { ApplyReport } from './subsystem.js';
 
@@ -23,7 +23,7 @@ export async function startRunningPollers(
 ): Promise<PollerSubsystem> {
   const { logger } = opts;
   const kindsDir = resolve(opts.cwd, opts.configDir);
-  const registry = await buildKindRegistry(settings.kind_packages, kindsDir, logger);
+  const registry = await buildKindRegistry(opts.snapshot, settings.kind_packages, kindsDir, logger);
   const statePath = resolve(opts.cwd, settings.state_db);
   const shared = opts.cluster
     ? await (
@@ -78,6 +78,7 @@ export async function startRunningPollers(
       const restartRequired = runningSettingsChanged(registry.packages(), statePath, next, opts.cwd);
       const nextSettings = pollersOf(next)?.settings;
       if (!nextSettings?.enabled) return { restartRequired };
+      if (needsBuiltinKinds(next)) await ensureBuiltinKinds(registry);
       await loadListedKindPackages(registry, nextSettings.kind_packages, kindsDir, logger);
       // Job definitions reference agents and secrets too, so every applied snapshot is planned; an unchanged
       // configuration plans only `keep`.
@@ -113,7 +114,9 @@ export async function startRunningPollers(
     async preview(next): Promise<ApplyReport> {
       const restartRequired = runningSettingsChanged(registry.packages(), statePath, next, opts.cwd);
       if (!pollersOf(next)?.settings.enabled) return { restartRequired };
-      // A package newly listed in kind_packages is loaded by the reload only: loading code is an effect.
+      // The built-in kinds are the daemon's own code: a preview loads them when the files need them. A
+      // package newly listed in kind_packages is loaded by the reload only: loading its code is an effect.
+      if (needsBuiltinKinds(next)) await ensureBuiltinKinds(registry);
       return reportOf(service.previewReload(next), restartRequired);
     },
     async stop() {

@@ -1,6 +1,6 @@
 // What a daemon loads at start, seen by a module hook in the daemon process: a daemon without pollers loads
-// neither the poller runner nor any kind, and no daemon loads the CLI's commands beyond what its own
-// command line needs.
+// neither the poller runner nor any kind, one without a job no kind, and no daemon loads the CLI's commands
+// beyond what its own command line needs. A reload that brings the first job loads the built-in kinds.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -34,7 +34,18 @@ async function loadedAtStart(w: Workdir): Promise<string[]> {
 const ofPackage = (urls: string[], pkg: string, file?: string) =>
   urls.filter((u) => u.includes(`/packages/${pkg}/`) && (file === undefined || u.endsWith(`/${file}`)));
 
+const KINDS = ['rss', 'mail', 'calendar', 'webhook'];
 const POLLERS_ON = 'pollers:\n  enabled: true\n  jobs: []\n';
+const pollersWith = (jobs: string) => `pollers:\n  enabled: true\n  jobs:\n${jobs}`;
+const job = (id: string, kind: string) =>
+  `    - id: ${id}\n      kind: ${kind}\n      agent: a\n      schedule: { cron: "0 0 3 * * *", tz: UTC }\n` +
+  `      config:\n        feed_url: "http://127.0.0.1:9/feed"\n        allow_private_networks: true\n` +
+  `        message_template: "{title}"\n        deliver: { channel: log, to: op }\n`;
+const RSS_JOB = job('news', 'rss');
+const TYPO_JOB = job('typo', 'rsss');
+// The watcher waits far longer than a test: changes wait for an explicit reload.
+const NO_WATCHER =
+  'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 600000\n  max_wait_ms: 600000\n';
 
 describe('modules a daemon loads at start', () => {
   it('without pollers.yaml: no poller runner, no kind, no guarded HTTP client, no CLI commands', async () => {
@@ -43,18 +54,59 @@ describe('modules a daemon loads at start', () => {
     expect(ofPackage(urls, 'config-snapshot').length).toBeGreaterThan(0);
     expect(ofPackage(urls, 'poller-runtime', 'config.js')).toHaveLength(1);
     expect(ofPackage(urls, 'poller-runtime', 'runner.js')).toEqual([]);
-    for (const kind of ['rss', 'mail', 'calendar', 'webhook'])
-      expect(ofPackage(urls, `poller-kind-${kind}`, 'kind.js'), kind).toEqual([]);
+    for (const kind of KINDS) expect(ofPackage(urls, `poller-kind-${kind}`, 'kind.js'), kind).toEqual([]);
     expect(ofPackage(urls, 'guarded-http')).toEqual([]);
     expect(ofPackage(urls, 'cli', 'index.js')).toEqual([]);
     expect(ofPackage(urls, 'cli', 'subjects.js')).toHaveLength(1);
   });
 
-  it('with pollers enabled: the runner and the built-in kinds', async () => {
+  it('with pollers enabled and no job (the example config): the runner, but no kind', async () => {
     const urls = await loadedAtStart(scope.workdir({ ...baseConfig(), 'pollers.yaml': POLLERS_ON }));
     expect(ofPackage(urls, 'poller-runtime', 'runner.js')).toHaveLength(1);
-    for (const kind of ['rss', 'mail', 'calendar', 'webhook'])
-      expect(ofPackage(urls, `poller-kind-${kind}`, 'kind.js'), kind).toHaveLength(1);
+    for (const kind of KINDS) expect(ofPackage(urls, `poller-kind-${kind}`, 'kind.js'), kind).toEqual([]);
     expect(ofPackage(urls, 'cli', 'index.js')).toEqual([]);
+  });
+
+  it('with provider accounts and no job: the built-in kinds, whose tools the agents may use', async () => {
+    const files = {
+      ...baseConfig(),
+      'pollers.yaml': POLLERS_ON,
+      'plugins/mail.yaml':
+        'accounts:\n  work:\n    client_id: c\n    client_secret: s\n    refresh_token: r\n',
+    };
+    const urls = await loadedAtStart(scope.workdir(files));
+    expect(ofPackage(urls, 'poller-kind-mail', 'kind.js')).toHaveLength(1);
+  });
+
+  it('with a job: every built-in kind, so that any job is validated as before', async () => {
+    const urls = await loadedAtStart(
+      scope.workdir({ ...baseConfig(), 'pollers.yaml': pollersWith(RSS_JOB) }),
+    );
+    for (const kind of KINDS) expect(ofPackage(urls, `poller-kind-${kind}`, 'kind.js'), kind).toHaveLength(1);
+  });
+});
+
+describe('built-in kinds loaded by a reload', () => {
+  it('a daemon started without a job previews and applies a job of a built-in kind, and rejects an unknown kind naming the built-in ones', async () => {
+    const w = scope.workdir({ ...baseConfig({ runtime: NO_WATCHER }), 'pollers.yaml': POLLERS_ON });
+    const d = await scope.start(w);
+    w.write('pollers.yaml', pollersWith(RSS_JOB + TYPO_JOB));
+    const preview = await fetch(`${d.adminUrl}/admin/pollers/reload?dry_run=1`, { method: 'POST' });
+    const planned = (await preview.json()) as { add: string[]; rejected: { id: string; errors: string[] }[] };
+    expect(planned.add).toEqual(['news']);
+    expect(planned.rejected).toEqual([
+      {
+        id: 'typo',
+        errors: [
+          expect.stringMatching(
+            /kind "rsss" is not registered .*registered kinds: calendar, mail, rss, webhook_poll;/,
+          ),
+        ],
+      },
+    ]);
+    const applied = await fetch(`${d.adminUrl}/admin/pollers/reload`, { method: 'POST' });
+    expect(((await applied.json()) as { add: string[] }).add).toEqual(['news']);
+    const jobs = (await (await fetch(`${d.adminUrl}/admin/pollers`)).json()) as { jobs: { id: string }[] };
+    expect(jobs.jobs.map((j) => j.id)).toEqual(['news']);
   });
 });
