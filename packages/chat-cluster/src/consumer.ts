@@ -15,7 +15,10 @@
  * before it: they are handed meanwhile.
  *
  * A message accepted under a newer config version than this daemon runs is held, with what follows it, until
- * this daemon has caught up, for at most half the AckWait (`config-version.ts`).
+ * this daemon has caught up, for at most half the AckWait (`config-version.ts`). A message the runtime
+ * refuses (it does not run yet) is held too and offered again, never nak'd: redeliveries of several nak'd
+ * messages can come out of order. Messages held behind it may come again after AckWait; a copy of a message
+ * whose turn already ended here is acked, not run twice.
  */
 import {
   JetStreamApiError,
@@ -43,6 +46,11 @@ const CONSUMER_NOT_FOUND = 10014;
  * every daemon still answers each message once and never passes it round forever.
  */
 const MAX_TURN_DELIVERIES = 3;
+/**
+ * Acked messages remembered per partition, newest kept: more than can be unacked at once (`MAX_ACK_PENDING`
+ * of the stream, plus one pull), so that any copy still on its way is recognised.
+ */
+const DONE_REMEMBERED = 1024;
 /** How often a message waiting for a newer config version looks again, and says it is alive every tenth. */
 const CONFIG_LOOK_MS = 100;
 const CONFIG_LOOKS_PER_BEAT = 10;
@@ -112,6 +120,19 @@ function parseInbound(data: Uint8Array): InboundMessage | null {
     text: o['text'] as string,
     messageId: o['messageId'] as string,
     receivedAt: o['receivedAt'] as string,
+  };
+}
+
+/** The last `size` stream sequences added, for membership tests. */
+function recentSeqs(size: number): { add(seq: number): void; has(seq: number): boolean } {
+  const seqs = new Set<number>();
+  return {
+    add(seq) {
+      seqs.add(seq);
+      // A Set iterates in insertion order: the first is the oldest.
+      if (seqs.size > size) seqs.delete(seqs.values().next().value!);
+    },
+    has: (seq) => seqs.has(seq),
   };
 }
 
@@ -193,6 +214,10 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
   let idleWaiters: (() => void)[] = [];
   let heartbeat: TimerHandle | undefined;
   let failing = false;
+  /** Whether the runtime refused the last offer (its refusals are logged once per streak). */
+  let refusing = false;
+  /** Messages whose turn ended here and were acked: a copy delivered again is confirmed, not run. */
+  const done = recentSeqs(DONE_REMEMBERED);
 
   const beat = (): void => {
     for (const h of inFlight.values()) reply(() => h.msg.working());
@@ -235,7 +260,21 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
       log.warn('chat inbound message runs on an older config version than it was accepted under', fields);
   };
 
-  /** Hands one message; false when the runtime refused it (then it and what follows wait). */
+  /**
+   * Hands `msg` to the runtime. While the runtime refuses (it does not run yet), the message is held here,
+   * kept alive, and offered again every `retryMs`: what follows waits behind it, in stream order. False when
+   * the partition stopped consuming first (then the message is kept like any other not handed).
+   */
+  const handOver = async (msg: JsMsg): Promise<boolean> => {
+    while (!(await deliver(msg))) {
+      reply(() => msg.working());
+      await sleep(o.retryMs, wake.signal);
+      if (!consuming()) return false;
+    }
+    return true;
+  };
+
+  /** Hands one message; false when the runtime refused it. */
   const deliver = async (msg: JsMsg): Promise<boolean> => {
     kept.delete(msg.seq);
     const again = inFlight.get(msg.seq);
@@ -258,8 +297,10 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
       if (settled) return;
       settled = true;
       inFlight.delete(msg.seq);
-      if (outcome === 'done') reply(() => handed.msg.ack());
-      else if (outcome === 'retry') {
+      if (outcome === 'done') {
+        done.add(msg.seq);
+        reply(() => handed.msg.ack());
+      } else if (outcome === 'retry') {
         // Also after the lease was lost: the next owner gets it after the delay instead of after AckWait.
         log.info('chat inbound message handed back, retrying', {
           seq: msg.seq,
@@ -275,6 +316,7 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
     });
     try {
       await o.handle(body, settle);
+      refusing = false;
       return true;
     } catch (err) {
       if (!settled) {
@@ -282,11 +324,14 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
         inFlight.delete(msg.seq);
         settledNow();
       }
-      log.warn('chat inbound refused by the runtime, retrying', {
-        seq: msg.seq,
-        retry_ms: o.retryMs,
-        error: err instanceof Error ? err.message : String(err),
-      });
+      if (!refusing) {
+        refusing = true;
+        log.warn('chat inbound refused by the runtime, retrying', {
+          seq: msg.seq,
+          retry_ms: o.retryMs,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
       return false;
     }
   };
@@ -302,28 +347,18 @@ export function startPartitionConsumer(o: PartitionConsumerOptions): PartitionCo
     current = messages;
     failing = false;
     if (state !== 'consuming') messages.stop();
-    let refused = false;
     for await (const msg of messages) {
       if (state === 'gone') continue;
-      if (refused) {
-        // After a refusal nothing later is handed before it: all come again, in order, after the wait.
-        reply(() => msg.nak(o.retryMs));
+      if (done.has(msg.seq)) {
+        // A copy of a message whose turn ended here (a redelivery that crossed its ack): confirmed, not run.
+        reply(() => msg.ack());
         continue;
       }
       if (state === 'consuming') await awaitConfig(msg);
-      if (state !== 'consuming') {
-        keep(msg);
-        continue;
-      }
-      if (!(await deliver(msg))) {
-        refused = true;
-        reply(() => msg.nak(o.retryMs));
-        messages.stop();
-      }
+      if (state === 'consuming' && (await handOver(msg))) continue;
+      keep(msg);
     }
     current = undefined;
-    // Redeliveries come before new messages once due: wait a little beyond them.
-    if (refused && state === 'consuming') await sleep(o.retryMs + 100, wake.signal);
   };
 
   const run = async (): Promise<void> => {

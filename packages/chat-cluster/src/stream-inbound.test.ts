@@ -410,6 +410,40 @@ describe('chat inbound through JetStream', () => {
     await waitFor('nothing left unacked', async () => (await consumerInfo(p)).num_ack_pending === 0);
   });
 
+  // Refused for longer than AckWait: the messages waiting behind the first come again meanwhile, and those
+  // copies are confirmed, not run twice.
+  it.each([
+    { ackWaitMs: 30_000, refusedMs: 1500 },
+    { ackWaitMs: 1000, refusedMs: 2500 },
+  ])(
+    'messages refused while the runtime is not running wait in their order, and each is handled once (AckWait $ackWaitMs ms, refused $refusedMs ms)',
+    async ({ ackWaitMs, refusedMs }) => {
+      let running = false;
+      const a = await start('a#1', {
+        partitions: 1,
+        ackWaitMs,
+        behave: (c) => {
+          if (!running) throw new Error('the agent runtime is not taking messages [RUNTIME_NOT_RUNNING]');
+          c.settle('done');
+        },
+      });
+      const sent = ['m1', 'm2', 'm3', 'm4'];
+      for (const text of sent) await a.inbound.ingress(message('chat-1', text));
+      await waitFor('a refusal', () => a.calls.length > 0);
+      // Refused again and again for longer than one retry: only the first message is offered meanwhile.
+      await sleep(refusedMs);
+      expect(new Set(a.calls.map((c) => c.msg.text))).toEqual(new Set(['m1']));
+      running = true;
+      const refusedOffers = a.calls.length;
+      await waitFor('every message handled', () => a.calls.length === refusedOffers + sent.length, 8000);
+      // Redeliveries that crossed an ack would show up here.
+      await sleep(1500);
+      expect(a.calls.slice(refusedOffers).map((c) => c.msg.text)).toEqual(sent);
+      expect(logger.find('chat inbound refused by the runtime, retrying')).toHaveLength(1);
+      await waitFor('nothing left unacked', async () => (await consumerInfo(0)).num_ack_pending === 0);
+    },
+  );
+
   it('while NATS is unreachable ingress is refused at once, logged once; after it is back all goes on', async () => {
     const link = await cuttableLink(NATS_URL);
     stops.push(() => link.close());
