@@ -27,33 +27,17 @@ export {
   type AgentDirectorySource,
   type RuntimeConfigView,
 } from './agent-directory.js';
-export {
-  POLLERS_FILE,
-  POLLERS_FILE_CODES,
-  POLLERS_SECTION,
-  pollersOf,
-  pollersSectionReader,
-  type EnvelopeRejectedJob,
-  type LoadedJob,
-  type PollersSection,
-  type PollersSectionOptions,
-} from './pollers-section.js';
+// The `./config` entry: reading pollers.yaml (the section reader, its result, the file's schemas).
+export * from './config.js';
 export {
   legacyJobsYaml,
   warnLegacyJobs,
   type LegacyContext,
-  type LegacyJobSource,
   type LegacyReport,
   type LegacyTranslation,
   type TranslatedLegacyJob,
 } from './legacy-jobs.js';
-export {
-  JOB_ID_MAX_LENGTH,
-  jobSchema,
-  pollersFileSchema,
-  type PollerJob,
-  type PollersSettings,
-} from './pollers-schema.js';
+export { JOB_ID_MAX_LENGTH } from './pollers-schema.js';
 export {
   breakerBackoffMs,
   isValidTimeZone,
