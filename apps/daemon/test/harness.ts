@@ -242,6 +242,10 @@ export function baseConfig(
   return files;
 }
 
+/** A runtime.yaml whose watcher never fires within a test: every change waits for an explicit reload. */
+export const NO_WATCHER =
+  'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 600000\n  max_wait_ms: 600000\n';
+
 /** A runtime.yaml whose watcher waits longer than a test: versions then come from explicit reloads alone. */
 export const SLOW_WATCHER =
   'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 4000\n  max_wait_ms: 4000\n';
@@ -258,8 +262,9 @@ export interface DaemonScope {
   start(w: Workdir, env?: Record<string, string>, args?: string[]): Promise<DaemonProcess>;
 }
 
-/** How much of each daemon's log a failed test prints. */
+/** How much of each daemon's log a failed test prints, and how much an `until` timeout names. */
 const FAILED_TEST_LOG_LINES = 400;
+const UNTIL_LOG_LINES = 25;
 
 /** Work directories and daemons of one test file, cleaned up after each test. */
 export function daemonScope(): DaemonScope {
@@ -317,7 +322,6 @@ export async function until(
     await sleep(100);
   }
 }
-const UNTIL_LOG_LINES = 25;
 
 /** The texts the `log` channel of these work directories wrote to `out.jsonl`, in order per directory. */
 export function loggedTexts(...hosts: Workdir[]): string[] {

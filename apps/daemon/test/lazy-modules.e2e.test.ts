@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { baseConfig, daemonScope, type Workdir } from './harness.js';
+import { baseConfig, daemonScope, type Workdir, NO_WATCHER } from './harness.js';
 
 const scope = daemonScope();
 
@@ -43,9 +43,6 @@ const job = (id: string, kind: string) =>
   `        message_template: "{title}"\n        deliver: { channel: log, to: op }\n`;
 const RSS_JOB = job('news', 'rss');
 const TYPO_JOB = job('typo', 'rsss');
-// The watcher waits far longer than a test: changes wait for an explicit reload.
-const NO_WATCHER =
-  'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 600000\n  max_wait_ms: 600000\n';
 
 describe('modules a daemon loads at start', () => {
   it('without pollers.yaml: no poller runner, no kind, no guarded HTTP client, no CLI commands', async () => {

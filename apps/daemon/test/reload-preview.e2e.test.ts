@@ -3,11 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentFile, baseConfig, daemonScope, runCli } from './harness.js';
-
-// The watcher waits far longer than a test: every change waits for an explicit reload (or its preview).
-const NO_WATCHER =
-  'metrics:\n  listen: 127.0.0.1:0\nadmin:\n  listen: 127.0.0.1:0\nreload:\n  debounce_ms: 600000\n  max_wait_ms: 600000\n';
+import { agentFile, baseConfig, daemonScope, runCli, NO_WATCHER } from './harness.js';
 
 const scope = daemonScope();
 let feed: Server | undefined;
