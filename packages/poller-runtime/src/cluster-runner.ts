@@ -200,7 +200,7 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
     },
   });
 
-  const planFor = (next: RuntimeConfigView) => planAgainst(jobs.values(), next, registry);
+  const planFor = (next: RuntimeConfigView, kinds = registry) => planAgainst(jobs.values(), next, kinds);
 
   const reload = async (next: RuntimeConfigView): Promise<ReloadPlan> => {
     const { result, plan } = planFor(next);
@@ -221,7 +221,7 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
     ...api,
     reload,
     // The same validation and plan as a reload; the table and the jobs stay as they are.
-    previewReload: (next) => planFor(next).plan,
+    previewReload: (next, kinds) => planFor(next, kinds).plan,
     async start() {
       if (state.started) return;
       state.started = true;

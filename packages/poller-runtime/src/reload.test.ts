@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { harness, items, job, metricValue } from '../test/helpers.js';
+import { createKindRegistry } from './registry.js';
 import { createTestSnapshot } from './testing.js';
 
 const MIN = 60_000;
@@ -79,6 +80,24 @@ describe('reload', () => {
     expect(h.service.rejectedJobs()).toEqual([]);
     expect(h.logger.find('poller job rejected')).toEqual([]);
     expect(await h.service.reload(target)).toEqual(preview);
+  });
+
+  it('previewReload validates with the kinds it is given and leaves the runner registry as it is', async () => {
+    const h = setup([job('keep')]);
+    h.fake.setDefault({ items: [] });
+    await h.service.start();
+    await h.clock.advance(0);
+    const target = h.next([job('keep'), job('new')]);
+    const tools = h.service.tools().map((t) => t.name);
+    const none = createKindRegistry();
+    const preview = h.service.previewReload(target, none);
+    expect(preview.add).toEqual([]);
+    expect(preview.rejected.map((r) => r.id)).toEqual(['keep', 'new']);
+    expect(preview.rejected[1]!.errors).toEqual([expect.stringMatching(/is not registered/)]);
+    // The runner's registry was not used, nor changed: its own preview and the reload agree.
+    expect(h.service.previewReload(target)).toMatchObject({ add: ['new'], keep: ['keep'], rejected: [] });
+    expect(h.service.tools().map((t) => t.name)).toEqual(tools);
+    expect(await h.service.reload(target)).toMatchObject({ add: ['new'], keep: ['keep'] });
   });
 
   it('an invalid new definition keeps the job running on its old one', async () => {

@@ -135,8 +135,11 @@ export interface Runner extends OperatorApi {
   stop(): Promise<void>;
   /** Validates every job of `next` first, then applies remove, replace, add. */
   reload(next: RuntimeConfigView): Promise<ReloadPlan>;
-  /** The plan `reload(next)` would apply now, planned the same way; touches nothing and logs nothing. */
-  previewReload(next: RuntimeConfigView): ReloadPlan;
+  /**
+   * The plan `reload(next)` would apply now, planned the same way; touches nothing and logs nothing.
+   * `kinds` validates `next` instead of the runner's registry: the kinds a host would register by the reload.
+   */
+  previewReload(next: RuntimeConfigView, kinds?: KindRegistry): ReloadPlan;
   /** Drops every shared (agent, kind) resource; the next use rebuilds it from `snapshot`. */
   reloadCredentials(snapshot: RuntimeConfigView): Promise<void>;
   /** The six `pollers_*` tools plus every kind's tools. */

@@ -55,7 +55,7 @@ export function createRunner(options: RunnerOptions): Runner {
   const api = createOperatorApi({ env, jobs, scheduler, rejected, stopped: isStopped });
 
   // One way to plan, for the reload and for its preview: validate every job of `next`, diff against the running.
-  const planFor = (next: RuntimeConfigView) => planAgainst(jobs.values(), next, registry);
+  const planFor = (next: RuntimeConfigView, kinds = registry) => planAgainst(jobs.values(), next, kinds);
 
   const reload = async (next: RuntimeConfigView): Promise<ReloadPlan> => {
     const { result, plan } = planFor(next);
@@ -72,7 +72,7 @@ export function createRunner(options: RunnerOptions): Runner {
   return {
     ...api,
     reload,
-    previewReload: (next) => planFor(next).plan,
+    previewReload: (next, kinds) => planFor(next, kinds).plan,
 
     async start() {
       if (started) return;
