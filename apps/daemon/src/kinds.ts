@@ -33,6 +33,19 @@ export async function ensureBuiltinKinds(registry: KindRegistry): Promise<void> 
 }
 
 /**
+ * `registry`'s kinds and package failures plus the built-in kinds, in a new registry: what a preview
+ * validates with when the reload would register the built-in kinds. `registry` stays as it is, so a preview
+ * offers agents no kind's tool.
+ */
+export async function withBuiltinKinds(registry: KindRegistry): Promise<KindRegistry> {
+  const copy = createKindRegistry();
+  await ensureBuiltinKinds(copy);
+  for (const kind of registry.list()) copy.register(kind, registry.originOf(kind.kind));
+  for (const failure of registry.failedPackages()) copy.recordPackageFailure(failure);
+  return copy;
+}
+
+/**
  * The kinds `snapshot` needs: the built-in ones when it does (`needsBuiltinKinds`), plus those of
  * `kindPackages`, resolved from `fromDir` (the config directory).
  */

@@ -9,7 +9,13 @@ import { pollersOf, type PollersSettings } from '@agent/poller-runtime/config';
 import { createSqliteStateStore } from '@agent/poller-runtime/sqlite';
 import { holderId, holderIsGone } from './holder.js';
 import { createJobJournal } from './job-journal.js';
-import { buildKindRegistry, ensureBuiltinKinds, loadListedKindPackages, needsBuiltinKinds } from './kinds.js';
+import {
+  buildKindRegistry,
+  ensureBuiltinKinds,
+  loadListedKindPackages,
+  needsBuiltinKinds,
+  withBuiltinKinds,
+} from './kinds.js';
 import type { PollerSubsystem, PollerSubsystemOptions } from './pollers.js';
 import type { ApplyReport } from './subsystem.js';
 
@@ -114,10 +120,11 @@ export async function startRunningPollers(
     async preview(next): Promise<ApplyReport> {
       const restartRequired = runningSettingsChanged(registry.packages(), statePath, next, opts.cwd);
       if (!pollersOf(next)?.settings.enabled) return { restartRequired };
-      // The built-in kinds are the daemon's own code: a preview loads them when the files need them. A
-      // package newly listed in kind_packages is loaded by the reload only: loading its code is an effect.
-      if (needsBuiltinKinds(next)) await ensureBuiltinKinds(registry);
-      return reportOf(service.previewReload(next), restartRequired);
+      // The built-in kinds the reload would register are the daemon's own code: a preview validates with
+      // them, in a copy of the registry. A package newly listed in kind_packages is loaded by the reload
+      // only: loading its code is an effect.
+      const kinds = needsBuiltinKinds(next) ? await withBuiltinKinds(registry) : undefined;
+      return reportOf(service.previewReload(next, kinds), restartRequired);
     },
     async stop() {
       removeTools();
