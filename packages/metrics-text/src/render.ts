@@ -1,4 +1,5 @@
-import { Registry, type RegistryContentType } from 'prom-client';
+import type { RegistryContentType } from 'prom-client';
+import { Registry } from './prom.js';
 import type { RendersText } from './family.js';
 
 function rendersText(metric: object): metric is RendersText {
