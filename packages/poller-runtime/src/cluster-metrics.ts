@@ -2,7 +2,8 @@
  * The series of cluster mode only (a single host never registers them): claims, held jobs, clock skew, tick
  * lateness.
  */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram } from '@agent/metrics-text';
+import type { Registry } from 'prom-client';
 
 type ClaimResult = 'claimed' | 'empty' | 'error' | 'untrusted';
 

@@ -4,7 +4,8 @@
  * prom-client's own rendering took several hundred.
  */
 import { TextCounter, TextGauge, TextHistogram } from '@agent/metrics-text';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge } from '@agent/metrics-text';
+import type { Registry } from 'prom-client';
 import type { TickStatus } from './store.js';
 
 /**
