@@ -3,7 +3,8 @@
  * its own view; `agent_cluster_leader` is 1 on the one daemon that holds the term, so the sum over the
  * cluster is 1 while a leader exists.
  */
-import { Gauge, type Registry } from 'prom-client';
+import { Gauge } from '@agent/metrics-text';
+import type { Registry } from 'prom-client';
 
 export interface ClusterMetrics {
   /** Live members as this daemon saw them at its last heartbeat. */
