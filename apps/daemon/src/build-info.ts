@@ -1,5 +1,6 @@
 /** `agent_build_info{version, node} 1`: which daemon version runs on which Node.js, Prometheus-style. */
-import { Gauge, type Registry } from 'prom-client';
+import { Gauge } from '@agent/metrics-text';
+import type { Registry } from 'prom-client';
 import { DAEMON_VERSION } from './version.js';
 
 export function registerBuildInfo(registry: Registry): void {

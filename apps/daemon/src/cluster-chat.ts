@@ -16,7 +16,8 @@ import {
   type InboundOwners,
 } from '@agent/chat-cluster';
 import type { Logger } from '@agent/log';
-import { Gauge, type Registry } from 'prom-client';
+import { Gauge } from '@agent/metrics-text';
+import type { Registry } from 'prom-client';
 import type { ClusterNode } from './cluster.js';
 
 export interface ClusterChat {

@@ -1,5 +1,6 @@
 /** Metrics of the configuration: the spec's series plus the reload series of decisions §2. */
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram } from '@agent/metrics-text';
+import type { Registry } from 'prom-client';
 import type { ConfigSnapshot } from '@agent/config-snapshot';
 
 export interface ConfigMetrics {

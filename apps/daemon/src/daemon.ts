@@ -29,7 +29,7 @@ import { createLogger, type LogFormat, type Logger, type LogLevel } from '@agent
 import { clusterBrokerIssues, clusterOf, clusterSectionReader } from '@agent/cluster/config';
 import { pollersSectionReader } from '@agent/poller-runtime/config';
 import { mailLegacyJobSource } from '@agent/poller-kind-mail/schema';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { collectProcessMetrics, Registry } from '@agent/metrics-text';
 import { adminOptions } from './admin.js';
 import { registerBuildInfo } from './build-info.js';
 import { createConfigMetrics } from './config-metrics.js';
@@ -125,7 +125,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const registry = new Registry();
   registerBuildInfo(registry);
   // Node's process metrics (CPU, memory, event-loop lag, handles) as every Prometheus exporter offers them.
-  collectDefaultMetrics({ register: registry });
+  collectProcessMetrics(registry);
   let boot = loadConfig(opts.configDir, loadOptions);
   // Cluster mode: the local directory gives cluster.yaml and the host-local files; the rest is the bundle.
   let node: ClusterNode | null = null;
