@@ -21,9 +21,15 @@ async function loadedAtStart(w: Workdir): Promise<string[]> {
       `  return next(url, context);\n}\n`,
   );
   const preload = join(w.root, 'preload.mjs');
+  // CommonJS modules (prom-client's) never reach the ESM hook: each `require` is logged as `cjs:<request>`.
   writeFileSync(
     preload,
-    `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+    `import Module, { register } from 'node:module';\nimport { appendFileSync } from 'node:fs';\n` +
+      `register(${JSON.stringify(pathToFileURL(hooks).href)});\n` +
+      `const load = Module._load;\n` +
+      `Module._load = function (request, ...rest) {\n` +
+      `  appendFileSync(${JSON.stringify(log)}, 'cjs:' + request + '\\n');\n` +
+      `  return load.call(this, request, ...rest);\n};\n`,
   );
   writeFileSync(log, '');
   const d = await scope.start(w, { NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` });
@@ -60,6 +66,14 @@ describe('modules a daemon loads at start', () => {
   it('with pollers enabled and no job (the example config): the runner, but no kind', async () => {
     const urls = await loadedAtStart(scope.workdir({ ...baseConfig(), 'pollers.yaml': POLLERS_ON }));
     expect(ofPackage(urls, 'poller-runtime', 'runner.js')).toHaveLength(1);
+    // prom-client's metric classes and process collectors, but not its index: no push gateway, no cluster
+    // aggregator, no OpenTelemetry.
+    const required = urls.filter((u) => u.startsWith('cjs:'));
+    expect(required).toContain('cjs:prom-client/lib/registry');
+    expect(required).toContain('cjs:prom-client/lib/metrics/gc');
+    expect(required.filter((r) => /^cjs:prom-client$|pushgateway|cluster|@opentelemetry/.test(r))).toEqual(
+      [],
+    );
     for (const kind of KINDS) expect(ofPackage(urls, `poller-kind-${kind}`, 'kind.js'), kind).toEqual([]);
     expect(ofPackage(urls, 'cli', 'index.js')).toEqual([]);
   });
