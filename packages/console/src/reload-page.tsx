@@ -54,7 +54,13 @@ export const ReloadPage: FC<{
   <>
     <section aria-labelledby="preview-h">
       <h2 id="preview-h">Preview of the files now</h2>
-      {props.plan ? <Preview plan={props.plan} /> : <p class="bad">{props.problem}</p>}
+      {props.plan ? (
+        <Preview plan={props.plan} />
+      ) : props.problem ? (
+        <p class="bad">{props.problem}</p>
+      ) : (
+        <p>Not previewed: choose Preview again.</p>
+      )}
       <div class="actions">
         <a class="button" href="/reload">
           Preview again

@@ -20,8 +20,13 @@ function say(text: string, bad = false): void {
   status.className = bad ? 'bad' : 'ok';
 }
 
-async function fetchPage(url: string): Promise<Document | null> {
-  const res = await fetch(url, { headers: authHeaders({ accept: 'text/html' }) });
+/** Marks a live refresh: the server may leave out what only a page load computes (the reload preview). */
+const LIVE_REFRESH = { 'x-console-refresh': '1' };
+
+async function fetchPage(url: string, live = false): Promise<Document | null> {
+  const res = await fetch(url, {
+    headers: authHeaders({ accept: 'text/html', ...(live ? LIVE_REFRESH : {}) }),
+  });
   if (res.status === 401 && token()) sessionStorage.removeItem(TOKEN_KEY);
   const type = res.headers.get('content-type') ?? '';
   if (!type.startsWith('text/html')) return null;
@@ -45,7 +50,7 @@ async function navigate(url: string, how: 'push' | 'replace' | 'none'): Promise<
 /** Replaces every `[data-live]` part of the page with the server's fresh rendering of it. */
 async function refresh(): Promise<void> {
   if (document.hidden || document.getElementById('token-form')) return;
-  const doc = await fetchPage(location.href).catch(() => null);
+  const doc = await fetchPage(location.href, true).catch(() => null);
   if (!doc) return;
   for (const fresh of doc.querySelectorAll<HTMLElement>('[data-live][id]')) {
     const here = document.getElementById(fresh.id);
