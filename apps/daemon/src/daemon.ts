@@ -288,7 +288,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       clustered: node !== null,
     });
     const history = createReloadHistory();
-    history.record({ version: first.version, triggers: ['start'], applied: first.agents.size, rejected: 0 });
+    // Counted like a reload's: agents, poller jobs and files (or parts of files) the start rejected.
+    history.record({
+      version: first.version,
+      triggers: ['start'],
+      applied: first.agents.size,
+      rejected: boot.rejected.length + fileErrors(boot).length + (pollers.service?.rejected().length ?? 0),
+    });
     const reloads = createReloadPipeline({
       configDir: opts.configDir,
       ...(node

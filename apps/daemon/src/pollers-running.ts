@@ -16,8 +16,8 @@ import {
   needsBuiltinKinds,
   withBuiltinKinds,
 } from './kinds.js';
-import type { PollerSubsystem, PollerSubsystemOptions } from './pollers.js';
-import type { ApplyReport } from './subsystem.js';
+import { pollersRestart, type PollerSubsystem, type PollerSubsystemOptions } from './pollers.js';
+import type { ApplyReport, RestartReport } from './subsystem.js';
 
 /**
  * Starts the subsystem on `settings` (enabled). It follows reloads: it applies job changes, loads newly
@@ -81,7 +81,7 @@ export async function startRunningPollers(
     service,
     journal,
     async apply(next): Promise<ApplyReport> {
-      const restartRequired = runningSettingsChanged(registry.packages(), statePath, next, opts.cwd);
+      const restartRequired = runningSettingsChanged(registry.packages(), statePath, next, opts);
       const nextSettings = pollersOf(next)?.settings;
       if (!nextSettings?.enabled) return { restartRequired };
       if (needsBuiltinKinds(next)) await ensureBuiltinKinds(registry);
@@ -93,7 +93,7 @@ export async function startRunningPollers(
       return reportOf(plan, restartRequired);
     },
     async status(current): Promise<ApplyReport> {
-      const restartRequired = runningSettingsChanged(registry.packages(), statePath, current, opts.cwd);
+      const restartRequired = runningSettingsChanged(registry.packages(), statePath, current, opts);
       const currentSettings = pollersOf(current)?.settings;
       if (!currentSettings?.enabled) return { restartRequired };
       // The files are as they were, but a listed kind package that failed to load may be installed by now:
@@ -118,7 +118,7 @@ export async function startRunningPollers(
       };
     },
     async preview(next): Promise<ApplyReport> {
-      const restartRequired = runningSettingsChanged(registry.packages(), statePath, next, opts.cwd);
+      const restartRequired = runningSettingsChanged(registry.packages(), statePath, next, opts);
       if (!pollersOf(next)?.settings.enabled) return { restartRequired };
       // The built-in kinds the reload would register are the daemon's own code: a preview validates with
       // them, in a copy of the registry. A package newly listed in kind_packages is loaded by the reload
@@ -135,7 +135,7 @@ export async function startRunningPollers(
   };
 }
 
-function reportOf(plan: ReloadPlan, restartRequired: { field: string }[]): ApplyReport {
+function reportOf(plan: ReloadPlan, restartRequired: RestartReport[]): ApplyReport {
   const keep = new Set(plan.keep);
   return {
     plan,
@@ -149,16 +149,16 @@ function runningSettingsChanged(
   loadedPackages: readonly string[],
   statePath: string,
   next: ConfigSnapshot,
-  cwd: string,
-): { field: string }[] {
+  { cwd, configDir }: Pick<PollerSubsystemOptions, 'cwd' | 'configDir'>,
+): RestartReport[] {
   const s = pollersOf(next)?.settings;
-  if (!s) return [{ field: 'pollers.yaml removed' }];
-  const out: { field: string }[] = [];
-  if (!s.enabled) out.push({ field: 'pollers.yaml enabled' });
-  if (resolve(cwd, s.state_db) !== statePath) out.push({ field: 'pollers.yaml state_db' });
+  if (!s) return [pollersRestart(configDir, 'removed')];
+  const out: RestartReport[] = [];
+  if (!s.enabled) out.push(pollersRestart(configDir, 'enabled'));
+  if (resolve(cwd, s.state_db) !== statePath) out.push(pollersRestart(configDir, 'state_db'));
   // A loaded package stays loaded (Node cannot unload a module): removing one needs a restart.
   const gone = loadedPackages.filter((p) => !s.kind_packages.includes(p));
-  if (gone.length) out.push({ field: `pollers.yaml kind_packages (removed: ${gone.join(', ')})` });
+  if (gone.length) out.push(pollersRestart(configDir, 'kind_packages', ` (removed: ${gone.join(', ')})`));
   return out;
 }
 

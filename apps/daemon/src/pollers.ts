@@ -2,6 +2,7 @@
  * The poller subsystem as the daemon sees it: off (no `pollers.yaml`, or `enabled: false` at start), or
  * running (`pollers-running.ts`, loaded only then: kinds, state store, runner service, tools, reload).
  */
+import { join } from 'node:path';
 import type { AgentRuntime } from '@agent/agent-runtime';
 import type { Broker } from '@agent/broker';
 import type { ConfigSnapshot } from '@agent/config-snapshot';
@@ -11,7 +12,7 @@ import { pollersOf } from '@agent/poller-runtime/config';
 import type { Registry } from 'prom-client';
 import type { ClusterNode } from './cluster.js';
 import { createJobJournal, type JobJournal } from './job-journal.js';
-import type { Subsystem } from './subsystem.js';
+import type { RestartReport, Subsystem } from './subsystem.js';
 
 export interface PollerSubsystem extends Subsystem {
   /** `null` while the subsystem is off (`pollers.yaml` absent or `enabled: false` at start). */
@@ -40,31 +41,41 @@ export interface PollerSubsystemOptions {
  */
 export async function startPollers(opts: PollerSubsystemOptions): Promise<PollerSubsystem> {
   const settings = pollersOf(opts.snapshot)?.settings;
-  if (!settings?.enabled) return offSubsystem();
+  if (!settings?.enabled) return offSubsystem(opts.configDir);
   const { startRunningPollers } = await import('./pollers-running.js');
   return startRunningPollers(opts, settings);
 }
 
 /** The subsystem while it is off: a reload that turns it on is reported as needing a restart. */
-function offSubsystem(): PollerSubsystem {
+function offSubsystem(configDir: string): PollerSubsystem {
+  const turnedOn = (next: ConfigSnapshot) =>
+    pollersOf(next)?.settings.enabled ? { restartRequired: [pollersRestart(configDir, 'enabled')] } : {};
   return {
     name: 'pollers',
     service: null,
     journal: createJobJournal(),
-    async apply(next) {
-      return pollersOf(next)?.settings.enabled
-        ? { restartRequired: [{ field: 'pollers.yaml enabled' }] }
-        : {};
-    },
-    async status(current) {
-      return pollersOf(current)?.settings.enabled
-        ? { restartRequired: [{ field: 'pollers.yaml enabled' }] }
-        : {};
-    },
-    async preview(next) {
-      return pollersOf(next)?.settings.enabled
-        ? { restartRequired: [{ field: 'pollers.yaml enabled' }] }
-        : {};
-    },
+    apply: async (next) => turnedOn(next),
+    status: async (current) => turnedOn(current),
+    preview: async (next) => turnedOn(next),
+  };
+}
+
+const POLLERS_RESTART_REASONS = {
+  removed: 'the poller subsystem runs until the daemon restarts',
+  enabled: 'the poller subsystem is switched on or off at start: it stays as it is until the daemon restarts',
+  state_db: 'the state database is opened at start: the running one stays until the daemon restarts',
+  kind_packages: 'Node cannot unload a loaded package: it stays until the daemon restarts',
+} as const;
+
+/** A restart-required change of `pollers.yaml`: `pollers.yaml <field>` (or `removed`), why, and the file. */
+export function pollersRestart(
+  configDir: string,
+  what: keyof typeof POLLERS_RESTART_REASONS,
+  detail = '',
+): RestartReport {
+  return {
+    field: `pollers.yaml ${what}${detail}`,
+    reason: POLLERS_RESTART_REASONS[what],
+    file: join(configDir, 'pollers.yaml'),
   };
 }

@@ -1,5 +1,6 @@
 /** The ack of a reload (and of its preview): what the reload made of every agent, job and file. */
 import { formatIssue, type ConfigIssue, type ConfigSnapshot, type LoadResult } from '@agent/config-snapshot';
+import type { RestartRequiredJson } from '@agent/admin-api';
 import type { ReloadAck } from '@agent/cli';
 import type { ApplyReport } from './subsystem.js';
 
@@ -40,14 +41,24 @@ export function makeAck(
       ? fileErrors(r).map((e) => ({ file: e.file, reason: redact(formatIssue(e)) }))
       : [{ file: '', reason: 'the configuration could not be read; see the daemon log' }],
     restart_required: [
-      ...(r?.restartRequired ?? []).map((c) => ({
-        ...(c.agentId ? { agent_id: c.agentId } : {}),
-        field: c.field,
+      ...(r?.restartRequired ?? []).map(({ agentId, ...c }) => ({
+        ...(agentId ? { agent_id: agentId } : {}),
+        ...located(c),
       })),
-      ...all.flatMap((rep) => (rep.restartRequired ?? []).map((c) => ({ field: c.field }))),
+      ...all.flatMap((rep) => (rep.restartRequired ?? []).map(located)),
     ],
     ...pollerPlanOf(reports),
     elapsed_ms: Math.round(elapsed * 10) / 10,
+  };
+}
+
+/** A restart-required change on the wire: field, reason, then the file and line where known. */
+function located(c: { field: string; reason: string; file?: string; line?: number }): RestartRequiredJson {
+  return {
+    field: c.field,
+    reason: c.reason,
+    ...(c.file !== undefined ? { file: c.file } : {}),
+    ...(c.line !== undefined ? { line: c.line } : {}),
   };
 }
 

@@ -11,11 +11,20 @@ interface RejectedJobReport {
   running: boolean;
 }
 
+/** A changed field that waits for a restart. */
+export interface RestartReport {
+  field: string;
+  /** What the running daemon keeps until it restarts. */
+  reason: string;
+  file?: string;
+  line?: number;
+}
+
 /** What a subsystem made of a new snapshot, reported by value to whoever triggered the reload. */
 export interface ApplyReport {
   rejectedJobs?: readonly RejectedJobReport[];
-  /** Changed fields of the subsystem's own files that need a restart (not applied). */
-  restartRequired?: readonly { field: string }[];
+  /** Changed fields of the subsystem's own files that need a restart (not applied): why, and which file. */
+  restartRequired?: readonly RestartReport[];
   /** The poller reload plan (`POST /admin/pollers/reload` answers it). */
   plan?: ReloadPlan;
 }

@@ -90,7 +90,10 @@ describe('agent pollers against a real daemon', () => {
   it('reload prints the plan', async () => {
     const r = await cli('reload');
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toBe('pollers reload: add=0 replace=0 remove=0 keep=1 rejected=0');
+    expect(r.stdout.trim().split('\n')).toEqual([
+      'pollers reload: add=0 replace=0 remove=0 keep=1 rejected=0',
+      '  ✓ agent a',
+    ]);
   });
 
   it('POST /admin/credentials/reload answers what was rebuilt, with no new configuration version', async () => {

@@ -210,13 +210,21 @@ describe('pollers.yaml fields that need a restart, and kind packages', () => {
     w.write('pollers.yaml', `pollers:\n  state_db: ./data/other.db\n  jobs:\n${rssJob('blog')}`);
     const r = await runCli(w, ['reload', '--config-dir', 'config', '--json']);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout).restart_required).toEqual([{ field: 'pollers.yaml state_db' }]);
+    expect(JSON.parse(r.stdout).restart_required).toEqual([
+      {
+        field: 'pollers.yaml state_db',
+        reason: 'the state database is opened at start: the running one stays until the daemon restarts',
+        file: 'config/pollers.yaml',
+      },
+    ]);
     await d.waitFor(
       /level=warn msg="restart-required field changed during reload" field="pollers.yaml state_db"/,
     );
     w.write('pollers.yaml', `pollers:\n  enabled: false\n  jobs:\n${rssJob('blog')}`);
     const off = await reload(w);
-    expect(off.stdout).toMatch(/^ {2}! restart required: pollers\.yaml enabled$/m);
+    expect(off.stdout).toMatch(
+      /^ {2}! restart required: pollers\.yaml enabled \(config\/pollers\.yaml\): the poller subsystem is switched on or off at start: .+$/m,
+    );
     const p = await pollers(w, d, 'reload');
     expect(p.code).toBe(1);
     expect(p.stderr).toMatch(/restart required: pollers\.yaml enabled/);

@@ -110,7 +110,8 @@ describe('reload pipeline', () => {
       {
         status: async () => {
           statuses++;
-          return new Map([['pollers', { restartRequired: [{ field: 'pollers.yaml state_db' }] }]]);
+          const stateDb = { field: 'pollers.yaml state_db', reason: 'opened at start', file: 'pollers.yaml' };
+          return new Map([['pollers', { restartRequired: [stateDb] }]]);
         },
       },
     );
@@ -124,7 +125,9 @@ describe('reload pipeline', () => {
       errors: [],
     });
     // What the subsystems report of the running snapshot still reaches the ack.
-    expect(same.ack.restart_required).toEqual([{ field: 'pollers.yaml state_db' }]);
+    expect(same.ack.restart_required).toEqual([
+      { field: 'pollers.yaml state_db', reason: 'opened at start', file: 'pollers.yaml' },
+    ]);
     expect(applies).toBe(0);
     expect(statuses).toBe(1);
     expect(store.current().version).toBe(1);

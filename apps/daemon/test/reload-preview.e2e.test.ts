@@ -1,7 +1,9 @@
 // The reload preview (dry run) on a real daemon: the same pipeline up to the plan, nothing changed, and the
 // real reload right after answers the same plan.
+import { mkdirSync, symlinkSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agentFile, baseConfig, daemonScope, runCli, NO_WATCHER } from './harness.js';
 
@@ -48,6 +50,8 @@ describe('reload preview (--dry-run)', () => {
     const before = { series: await reloadSeries(d.metricsUrl), jobs: await list() };
 
     w.write('agents.d/c.yaml', agentFile('x', '    bogus: 1\n'));
+    // A field that needs a restart: listed, with its reason, file and line, and the rest of a applies.
+    w.write('agents.d/a.yaml', agentFile('hello', 'workspace: ./elsewhere\n'));
     w.write(
       'pollers.yaml',
       pollersYaml([
@@ -73,18 +77,36 @@ describe('reload preview (--dry-run)', () => {
       agents: {
         applied: ['a'],
         rejected: [{ agent_id: 'c', reason: expect.stringMatching(/agents\.d\/c\.yaml:11:5 .*"bogus"/) }],
-        restart_required: [],
+        restart_required: [
+          {
+            agent_id: 'a',
+            field: 'workspace',
+            reason: 'the agent keeps its running workspace until the daemon restarts',
+            file: 'config/agents.d/a.yaml',
+            line: 11,
+          },
+        ],
       },
     });
     const text = await runCli(w, ['pollers', 'reload', '--dry-run', '--admin-url', d.adminUrl]);
-    expect(text.stdout.split('\n')[0]).toBe(
+    const lines = text.stdout.split('\n');
+    expect(lines[0]).toBe(
       'pollers reload preview (nothing applied): add=1 replace=1 remove=1 keep=1 rejected=1',
+    );
+    // The agents too, as the JSON has them.
+    expect(lines).toContain('  ✓ agent a');
+    expect(lines.find((l) => l.startsWith('  ✗ agent c: '))).toMatch(
+      /^ {2}✗ agent c: config\/agents\.d\/c\.yaml:11:5 .*"bogus"/,
+    );
+    expect(lines).toContain(
+      '  ! restart required: a workspace (config/agents.d/a.yaml:11): the agent keeps its running workspace until the daemon restarts',
     );
 
     const cli = await runCli(w, ['reload', '--dry-run', '--config-dir', 'config']);
     expect(cli.code, cli.stderr).toBe(2);
     expect(cli.stdout).toMatch(/^reload preview \(nothing applied\): would run v2: applied=1 rejected=2 /);
     expect(cli.stdout).toContain('  + job new\n  ~ job chg\n  - job gone\n');
+    expect(cli.stdout).toContain('  ! restart required: a workspace (config/agents.d/a.yaml:11): ');
     const ack = JSON.parse(
       (await runCli(w, ['reload', '--dry-run', '--json', '--config-dir', 'config'])).stdout,
     );
@@ -120,5 +142,39 @@ describe('reload preview (--dry-run)', () => {
     expect(body).toMatchObject({ add: [], replace: [], remove: [], keep: ['j'], dry_run: true, version: 1 });
     const real = await fetch(`${d.adminUrl}/admin/pollers/reload`, { method: 'POST' });
     expect(await real.json()).toEqual({ ...body, dry_run: false });
+  });
+
+  it('a package newly listed in kind_packages: the preview rejects its jobs, the reload loads it', async () => {
+    const w = scope.workdir({
+      ...baseConfig({ runtime: NO_WATCHER }),
+      'pollers.yaml': 'pollers:\n  jobs: []\n',
+    });
+    // Installed next to the config directory, the way an operator installs a kind package; not listed yet.
+    mkdirSync(join(w.root, 'node_modules', '@agent'), { recursive: true });
+    symlinkSync(
+      join(import.meta.dirname, '..', '..', '..', 'examples', 'poller-kind-example'),
+      join(w.root, 'node_modules', '@agent', 'example-poller-kind'),
+    );
+    const d = await scope.start(w);
+    w.write(
+      'pollers.yaml',
+      'pollers:\n  kind_packages: ["@agent/example-poller-kind"]\n  jobs:\n    - id: counter\n      kind: example_counter\n      agent: a\n      schedule: { every_secs: 3600 }\n      config: { message_template: "tick {n}", deliver: { channel: log, to: op } }\n',
+    );
+    // Loading a package runs its code: a preview does not, so the job's kind is unknown to it.
+    const res = await fetch(`${d.adminUrl}/admin/pollers/reload?dry_run=1`, { method: 'POST' });
+    const preview = (await res.json()) as { add: string[]; rejected: { id: string; errors: string[] }[] };
+    expect(preview.add).toEqual([]);
+    expect(preview.rejected).toEqual([
+      {
+        id: 'counter',
+        errors: [expect.stringMatching(/kind "example_counter" is not registered.*\[POLLER_UNKNOWN_KIND\]/)],
+      },
+    ]);
+    expect(d.count(/poller kind package loaded/)).toBe(0);
+    // The reload right after loads the package and adds the job: the one documented difference.
+    const real = await fetch(`${d.adminUrl}/admin/pollers/reload`, { method: 'POST' });
+    const plan = (await real.json()) as { add: string[]; rejected: unknown[] };
+    expect(plan).toMatchObject({ add: ['counter'], rejected: [] });
+    expect(d.count(/msg="poller kind package loaded" package=@agent\/example-poller-kind/)).toBe(1);
   });
 });

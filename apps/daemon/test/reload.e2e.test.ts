@@ -57,9 +57,21 @@ describe.each(['local', 'nats'] as const)('reload with the %s broker', (broker) 
     const r = await runCli(w, ['reload', '--config-dir', 'config', '--json']);
     const ack = JSON.parse(r.stdout);
     expect(ack.applied).toEqual(['a']);
+    // Each with its reason, its file and the line of the changed key (workspace: after agentFile's 10 lines).
     expect(ack.restart_required).toEqual([
-      { agent_id: 'a', field: 'workspace' },
-      { field: 'memory.yaml max_messages' },
+      {
+        agent_id: 'a',
+        field: 'workspace',
+        reason: 'the agent keeps its running workspace until the daemon restarts',
+        file: 'config/agents.d/a.yaml',
+        line: 11,
+      },
+      {
+        field: 'memory.yaml max_messages',
+        reason: 'memory.yaml is read at start: the running settings stay until the daemon restarts',
+        file: 'config/memory.yaml',
+        line: 1,
+      },
     ]);
     await d.waitFor(
       /level=warn msg="restart-required field changed during reload" field=workspace agent_id=a/,

@@ -17,6 +17,7 @@ export type {
   AdminRunResult,
   CredentialsReloadResult,
   ReloadPlanJson,
+  RestartRequiredJson,
 } from './wire.js';
 export {
   ADMIN_ERROR_CODES,

@@ -64,7 +64,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [
     responses: [
       {
         status: 200,
-        body: '`ReloadPlan` of this reload: `{"add": [id], "replace": [id], "remove": [id], "keep": [id], "rejected": [{"id", "errors": [string]}], "errors": [string], "dry_run": bool, "version", "agents": {"applied": [id], "rejected": [{"agent_id", "reason"}], "restart_required": [{"agent_id"?, "field"}]}}`, every list sorted. A rejected job that was running is in `keep` too (its previous definition keeps running). `errors` names files the reload could not apply, such as a YAML error in pollers.yaml (its jobs then run as before). `version` is the configuration version the daemon runs on after the reload (a preview: would run on).',
+        body: '`ReloadPlan` of this reload: `{"add": [id], "replace": [id], "remove": [id], "keep": [id], "rejected": [{"id", "errors": [string]}], "errors": [string], "dry_run": bool, "version", "agents": {"applied": [id], "rejected": [{"agent_id", "reason"}], "restart_required": [{"agent_id"?, "field", "reason", "file"?, "line"?}]}}`, every list sorted. A restart-required entry says what the running daemon keeps until it restarts (`reason`), the file of the change and the line of the changed key when it is there. A rejected job that was running is in `keep` too (its previous definition keeps running). `errors` names files the reload could not apply, such as a YAML error in pollers.yaml (its jobs then run as before). `version` is the configuration version the daemon runs on after the reload (a preview: would run on).',
       },
       {
         status: 400,

@@ -86,8 +86,22 @@ export interface ReloadPlanJson {
   agents?: {
     applied: string[];
     rejected: { agent_id: string; reason: string }[];
-    restart_required: { agent_id?: string; field: string }[];
+    restart_required: RestartRequiredJson[];
   };
+}
+
+/** A changed field the reload did not apply: it waits for a restart of the daemon. */
+export interface RestartRequiredJson {
+  /** The agent whose file changed; absent for the other files. */
+  agent_id?: string;
+  /** `workspace`, `agent added`, `runtime.yaml metrics.listen`, `pollers.yaml state_db`, … */
+  field: string;
+  /** What the running daemon keeps until it restarts (absent in answers of daemons before it was added). */
+  reason?: string;
+  /** The file of the change, as the daemon names config files. */
+  file?: string;
+  /** The line of the changed key in `file`, when the key is there. */
+  line?: number;
 }
 
 /** `POST /admin/credentials/reload`. */

@@ -46,7 +46,14 @@ function majorityKey(acks: readonly ClusterReloadAck[]): string {
 
 /** Each item once (items are plain JSON). */
 function uniq<T>(items: T[]): T[] {
-  return [...new Map(items.map((i) => [JSON.stringify(i), i])).values()];
+  return uniqBy(items, (i) => JSON.stringify(i));
+}
+
+/** The first item of each key. */
+function uniqBy<T>(items: T[], key: (item: T) => string): T[] {
+  const out = new Map<string, T>();
+  for (const i of items) if (!out.has(key(i))) out.set(key(i), i);
+  return [...out.values()];
 }
 
 /** `applied` on every answering daemon; rejections of any daemon, each once. */
@@ -59,7 +66,11 @@ function mergedAck(acks: readonly ClusterReloadAck[]): ReloadAck {
     rejected: uniq(acks.flatMap((a) => a.rejected)),
     rejected_jobs: uniq(acks.flatMap((a) => a.rejected_jobs ?? [])),
     errors: uniq(acks.flatMap((a) => a.errors ?? [])),
-    restart_required: uniq(acks.flatMap((a) => a.restart_required)),
+    // Each daemon reads its own copy of the bundle: the same change has another file on each.
+    restart_required: uniqBy(
+      acks.flatMap((a) => a.restart_required),
+      (r) => JSON.stringify([r.agent_id ?? '', r.field]),
+    ),
     elapsed_ms: Math.max(...acks.map((a) => a.elapsed_ms)),
   };
 }

@@ -151,6 +151,41 @@ describe('formatting', () => {
     ]);
   });
 
+  it('a reload plan (or its preview) names the agents applied, rejected and needing a restart', () => {
+    expect(
+      formatReloadPlan({
+        add: ['new'],
+        replace: [],
+        remove: [],
+        keep: [],
+        rejected: [],
+        dry_run: true,
+        version: 2,
+        agents: {
+          applied: ['a'],
+          rejected: [{ agent_id: 'c', reason: 'config/agents.d/c.yaml:11:5 bogus: unknown key "bogus"' }],
+          restart_required: [
+            {
+              agent_id: 'a',
+              field: 'workspace',
+              reason: 'the agent keeps its running workspace until the daemon restarts',
+              file: 'config/agents.d/a.yaml',
+              line: 11,
+            },
+            { field: 'broker.yaml url' },
+          ],
+        },
+      }),
+    ).toEqual([
+      'pollers reload preview (nothing applied): add=1 replace=0 remove=0 keep=0 rejected=0',
+      '  + new',
+      '  ✓ agent a',
+      '  ✗ agent c: config/agents.d/c.yaml:11:5 bogus: unknown key "bogus"',
+      '  ! restart required: a workspace (config/agents.d/a.yaml:11): the agent keeps its running workspace until the daemon restarts',
+      '  ! restart required: broker.yaml url',
+    ]);
+  });
+
   it('list marks a job running a stale definition and names every rejected job after the table', () => {
     const lines = formatJobTable(
       [{ ...job, definition: 'stale', definition_error: 'x.yaml:1:1 bad' }],

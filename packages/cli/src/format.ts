@@ -5,6 +5,7 @@ import type {
   AdminRejectedJob,
   AdminRunResult,
   ReloadPlanJson,
+  RestartRequiredJson,
 } from '@agent/admin-api';
 import { paint } from './io.js';
 
@@ -196,7 +197,16 @@ export function formatRunResult(id: string, r: AdminRunResult, color = false): s
   return lines;
 }
 
-/** `agent pollers reload`: counts, then one line per added, replaced, removed and rejected job. */
+/** `support workspace (config/agents.d/support.yaml:7): the agent keeps …`: what, where, why. */
+export function formatRestartRequired(r: RestartRequiredJson): string {
+  const where = r.file === undefined ? '' : ` (${r.file}${r.line === undefined ? '' : `:${r.line}`})`;
+  return `${r.agent_id ? `${r.agent_id} ` : ''}${r.field}${where}${r.reason ? `: ${r.reason}` : ''}`;
+}
+
+/**
+ * `agent pollers reload`: counts, then one line per added, replaced, removed and rejected job, then what the
+ * reload made (or would make) of the agents: applied (✓), rejected (✗), restart required (!).
+ */
 export function formatReloadPlan(plan: ReloadPlanJson, color = false): string[] {
   const lines = [
     `pollers reload${plan.dry_run ? ' preview (nothing applied)' : ''}: add=${plan.add.length} replace=${plan.replace.length} remove=${plan.remove.length} keep=${plan.keep.length} rejected=${plan.rejected.length + (plan.errors ?? []).length}`,
@@ -211,5 +221,11 @@ export function formatReloadPlan(plan: ReloadPlanJson, color = false): string[] 
     for (const [i, e] of more.entries()) lines.push(`      ${e}${i === more.length - 1 ? running : ''}`);
   }
   for (const e of plan.errors ?? []) lines.push(`  ${paint.red('✗', color)} ${e}`);
+  const agents = plan.agents;
+  if (!agents) return lines;
+  for (const id of agents.applied) lines.push(`  ${paint.green('✓', color)} agent ${id}`);
+  for (const r of agents.rejected) lines.push(`  ${paint.red('✗', color)} agent ${r.agent_id}: ${r.reason}`);
+  for (const r of agents.restart_required)
+    lines.push(`  ${paint.yellow('!', color)} restart required: ${formatRestartRequired(r)}`);
   return lines;
 }

@@ -35,6 +35,26 @@ describe('reload output', () => {
       '  ! restart required: a workspace',
     ]);
   });
+  it('names the file, the line and the reason of each restart-required change it has', () => {
+    const lines = formatReloadAck(
+      ack({
+        restart_required: [
+          {
+            agent_id: 'a',
+            field: 'workspace',
+            reason: 'the agent keeps its running workspace until the daemon restarts',
+            file: 'config/agents.d/a.yaml',
+            line: 11,
+          },
+          { field: 'pollers.yaml state_db', reason: 'opened at start', file: 'config/pollers.yaml' },
+        ],
+      }),
+    );
+    expect(lines.slice(-2)).toEqual([
+      '  ! restart required: a workspace (config/agents.d/a.yaml:11): the agent keeps its running workspace until the daemon restarts',
+      '  ! restart required: pollers.yaml state_db (config/pollers.yaml): opened at start',
+    ]);
+  });
   it('colours only when asked', () => {
     expect(formatReloadAck(ack(), true)[1]).toBe('  \x1b[32m✓\x1b[39m a');
   });

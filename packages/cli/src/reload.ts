@@ -1,9 +1,11 @@
 /** `agent reload`: publish `control.reload`, wait up to 5 s for the matching `control.reload.ack`. */
 import { randomUUID } from 'node:crypto';
+import type { RestartRequiredJson } from '@agent/admin-api';
 import type { Broker } from '@agent/broker';
 import { formatIssue, loadClientConfig } from '@agent/config-snapshot/client';
 import { tryClusterReload } from './cluster-reload-command.js';
 import { daemonBrokerConfig } from './daemon-info.js';
+import { formatRestartRequired } from './format.js';
 import { paint, type CliIO } from './io.js';
 import { RELOAD_ACK_SUBJECT, RELOAD_SUBJECT } from './subjects.js';
 
@@ -19,7 +21,8 @@ export interface ReloadAck {
   rejected_jobs: { job_id: string; reason: string; running: boolean }[];
   /** Files (or parts of files) that could not be applied, with located reasons: the root causes. */
   errors: { file: string; reason: string }[];
-  restart_required: { agent_id?: string; field: string }[];
+  /** Changes not applied until the daemon restarts. */
+  restart_required: RestartRequiredJson[];
   elapsed_ms: number;
   /** A preview (`agent reload --dry-run`): nothing was applied; `version` is the one the reload would run on. */
   dry_run?: boolean;
@@ -56,9 +59,7 @@ export function formatReloadAck(ack: ReloadAck, color = false): string[] {
     );
   for (const e of ack.errors ?? []) lines.push(`  ${bad} ${e.reason}`);
   for (const r of ack.restart_required)
-    lines.push(
-      `  ${paint.yellow('!', color)} restart required: ${r.agent_id ? `${r.agent_id} ` : ''}${r.field}`,
-    );
+    lines.push(`  ${paint.yellow('!', color)} restart required: ${formatRestartRequired(r)}`);
   return lines;
 }
 

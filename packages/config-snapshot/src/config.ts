@@ -7,13 +7,8 @@ import { sleep } from '@agent/timers';
 import type { ConfigIssue } from './issues.js';
 import { formatIssue } from './issues.js';
 import { readCandidate, type Candidate, type ReadOptions } from './load.js';
-import {
-  diff,
-  restartRequiredChanges,
-  RESTART_RUNTIME_FIELDS,
-  sameValue,
-  type SnapshotDiff,
-} from './diff.js';
+import { join } from 'node:path';
+import { diff, RESTART_RUNTIME_FIELDS, restartReason, sameValue, type SnapshotDiff } from './diff.js';
 import type { ProviderConfig, RuntimeFile } from './schemas.js';
 import {
   deepFreeze,
@@ -41,6 +36,18 @@ export interface RejectedAgent {
   issues: ConfigIssue[];
 }
 
+/** A change not applied because it needs a restart: why, and where it is written. */
+export interface RestartChange {
+  agentId?: string;
+  field: string;
+  /** What the running daemon keeps until it restarts. */
+  reason: string;
+  /** The file of the change (as issues name files); absent when no file names it. */
+  file?: string;
+  /** The line of the changed key in `file`, when the key is there (not for a removed key or file). */
+  line?: number;
+}
+
 export interface LoadResult {
   /** The new snapshot; `null` when nothing can be applied (a global file is invalid, or every agent was rejected). */
   snapshot: ConfigSnapshot | null;
@@ -50,7 +57,7 @@ export interface LoadResult {
   applied: string[];
   rejected: RejectedAgent[];
   /** Changes that were not applied because they need a restart. */
-  restartRequired: { agentId?: string; field: string }[];
+  restartRequired: RestartChange[];
   /** `null` at boot. */
   diff: SnapshotDiff | null;
   /** Every file and secret read is byte-for-byte what the previous snapshot was built from. */
@@ -201,7 +208,7 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
       warnings,
       applied,
       rejected,
-      restartRequired: restartRequiredChanges(d),
+      restartRequired: restartChanges(d, prev, candidate),
       diff: d,
       unchanged,
       ...read,
@@ -293,11 +300,46 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
     warnings,
     applied,
     rejected,
-    restartRequired: restartRequiredChanges(d),
+    restartRequired: restartChanges(d, prev, candidate),
     diff: d,
     unchanged,
     ...read,
   };
+}
+
+/** Every restart-required change of `d`, with its reason, file and line. */
+function restartChanges(d: SnapshotDiff, prev: ConfigSnapshot, candidate: Candidate): RestartChange[] {
+  const at = (file: string | undefined, path: readonly (string | number)[] = []) => {
+    if (file === undefined) return {};
+    const locate = candidate.locators.get(file);
+    if (!locate) return { file };
+    // A key gone from the file is placed at the nearest key still there (never at the file's start).
+    for (let n = path.length; n > 0; n--) {
+      const pos = locate(path.slice(0, n));
+      if (pos) return { file, line: pos.line };
+    }
+    return { file };
+  };
+  const out: RestartChange[] = [];
+  for (const a of d.agents) {
+    const file = candidate.agents.get(a.agentId)?.file ?? prev.agents.get(a.agentId)?.file;
+    for (const c of a.changes) {
+      if (c.class !== 'restart') continue;
+      const change = { agentId: a.agentId, field: c.field };
+      out.push({ ...change, reason: restartReason(change), ...at(file, c.path) });
+    }
+  }
+  for (const c of d.global) {
+    if (c.class !== 'restart') continue;
+    const rel = c.field.split(' ')[0]!;
+    const plugin = rel.startsWith('plugins/') ? rel.slice('plugins/'.length, -'.yaml'.length) : null;
+    const file =
+      plugin === null
+        ? join(candidate.configDir, rel)
+        : (candidate.plugins.get(plugin) ?? prev.plugins.get(plugin))?.file;
+    out.push({ field: c.field, reason: restartReason(c), ...at(file, c.path) });
+  }
+  return out;
 }
 
 /** Each section's new value, or its running one where a file of it could not be used. */

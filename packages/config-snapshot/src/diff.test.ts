@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from './config.js';
 import { changedPaths, diff } from './diff.js';
@@ -84,10 +85,18 @@ describe('diff classifies each changed field', () => {
     ['transcripts_dir', 'transcripts_dir: ./elsewhere/tr\n'],
   ];
   it.each(restartAgent)('%s needs a restart: reported, not applied, the rest applies', (field, line) => {
-    const { first, second } = reloadAfter(baseFiles(), (d) =>
-      d.write('agents.d/a.yaml', agentWith('system_prompt: hello', 'system_prompt: bye') + line),
-    );
-    expect(second.restartRequired).toEqual([{ agentId: 'a', field }]);
+    const text = agentWith('system_prompt: hello', 'system_prompt: bye') + line;
+    const { d, first, second } = reloadAfter(baseFiles(), (dir) => dir.write('agents.d/a.yaml', text));
+    // Located at the changed key: the last line of the file.
+    expect(second.restartRequired).toEqual([
+      {
+        agentId: 'a',
+        field,
+        reason: `the agent keeps its running ${field} until the daemon restarts`,
+        file: join(d.config, 'agents.d', 'a.yaml'),
+        line: text.split('\n').length - 1,
+      },
+    ]);
     const before = first.snapshot!.agents.get('a')!;
     const after = second.snapshot!.agents.get('a')!;
     expect(after.definition.system_prompt).toBe('bye');
@@ -100,13 +109,24 @@ describe('diff classifies each changed field', () => {
   });
 
   it('an agent added or removed needs a restart and is not applied', () => {
-    const { second } = reloadAfter(baseFiles({ a: agentYaml(), b: agentYaml() }), (d) => {
-      d.remove('agents.d/b.yaml');
-      d.write('agents.d/c.yaml', agentYaml());
+    const { d, second } = reloadAfter(baseFiles({ a: agentYaml(), b: agentYaml() }), (dir) => {
+      dir.remove('agents.d/b.yaml');
+      dir.write('agents.d/c.yaml', agentYaml());
     });
+    // The whole file is the change: named, without a line.
     expect(second.restartRequired).toEqual([
-      { agentId: 'b', field: 'agent removed' },
-      { agentId: 'c', field: 'agent added' },
+      {
+        agentId: 'b',
+        field: 'agent removed',
+        reason: 'the agent keeps running until the daemon restarts',
+        file: join(d.config, 'agents.d', 'b.yaml'),
+      },
+      {
+        agentId: 'c',
+        field: 'agent added',
+        reason: 'agents start with the daemon: this one runs after a restart',
+        file: join(d.config, 'agents.d', 'c.yaml'),
+      },
     ]);
     expect([...second.snapshot!.agents.keys()].sort()).toEqual(['a', 'b']);
     expect(second.snapshot!.agents.get('b')!.version).toBe(1);
@@ -144,7 +164,7 @@ describe('diff classifies each changed field', () => {
     // A file that appears only now is an added agent, as before.
     d.write('agents.d/c.yaml', agentYaml());
     const added = loadConfig(d.config, { cwd: d.root, env: {}, previous: fixed.snapshot });
-    expect(added.restartRequired).toEqual([{ agentId: 'c', field: 'agent added' }]);
+    expect(added.restartRequired).toMatchObject([{ agentId: 'c', field: 'agent added' }]);
   });
 
   it('an agent still invalid at a later reload stays out, and a new invalid file is not remembered', () => {
@@ -159,33 +179,54 @@ describe('diff classifies each changed field', () => {
     expect(second.restartRequired).toEqual([]);
   });
 
-  const restartGlobal: [string, (d: TempDir) => void, string[]][] = [
+  // Each edit with the fields it changes and the line of each in the edited file.
+  const restartGlobal: [string, (d: TempDir) => void, string, [string, number][], string][] = [
     [
       'broker.yaml',
       (d) => d.write('broker.yaml', 'kind: nats\nurl: nats://127.0.0.1:4222\n'),
-      ['broker.yaml kind', 'broker.yaml url'],
+      'broker.yaml',
+      [
+        ['broker.yaml kind', 1],
+        ['broker.yaml url', 2],
+      ],
+      'broker.yaml is read at start: the running settings stay until the daemon restarts',
     ],
-    ['memory.yaml', (d) => d.write('memory.yaml', 'max_messages: 5\n'), ['memory.yaml max_messages']],
+    [
+      'memory.yaml',
+      (d) => d.write('memory.yaml', 'max_messages: 5\n'),
+      'memory.yaml',
+      [['memory.yaml max_messages', 1]],
+      'memory.yaml is read at start: the running settings stay until the daemon restarts',
+    ],
     [
       'plugin instance block',
       (d) => d.write('plugins/log.yaml', 'instances:\n  default: {}\n  second: {}\n'),
-      ['plugins/log.yaml instances.second'],
+      'plugins/log.yaml',
+      [['plugins/log.yaml instances.second', 3]],
+      'channel instances start with the daemon: the running block stays until it restarts',
     ],
     [
       'metrics listener',
-      (d) => d.write('runtime.yaml', 'metrics:\n  listen: 127.0.0.1:9999\n'),
-      ['runtime.yaml metrics.listen'],
+      (d) => d.write('runtime.yaml', 'log:\n  level: info\nmetrics:\n  listen: 127.0.0.1:9999\n'),
+      'runtime.yaml',
+      [['runtime.yaml metrics.listen', 4]],
+      'listeners and the data directory are set up at start: the running ones stay until the daemon restarts',
     ],
   ];
-  it.each(restartGlobal)('%s needs a restart and keeps running as it was', (_name, edit, fields) => {
-    const { first, second } = reloadAfter(baseFiles(), edit);
-    expect(second.restartRequired).toEqual(fields.map((field) => ({ field })));
-    expect(second.snapshot!.broker).toEqual(first.snapshot!.broker);
-    expect(second.snapshot!.memory).toEqual(first.snapshot!.memory);
-    expect(second.snapshot!.runtime.metrics).toEqual(first.snapshot!.runtime.metrics);
-    expect(Object.keys(second.snapshot!.plugins.get('log')!.instances)).toEqual(['default']);
-    expect(second.applied).toEqual(['a']);
-  });
+  it.each(restartGlobal)(
+    '%s needs a restart and keeps running as it was',
+    (_name, edit, rel, fields, reason) => {
+      const { d, first, second } = reloadAfter(baseFiles(), edit);
+      expect(second.restartRequired).toEqual(
+        fields.map(([field, line]) => ({ field, reason, file: join(d.config, rel), line })),
+      );
+      expect(second.snapshot!.broker).toEqual(first.snapshot!.broker);
+      expect(second.snapshot!.memory).toEqual(first.snapshot!.memory);
+      expect(second.snapshot!.runtime.metrics).toEqual(first.snapshot!.runtime.metrics);
+      expect(Object.keys(second.snapshot!.plugins.get('log')!.instances)).toEqual(['default']);
+      expect(second.applied).toEqual(['a']);
+    },
+  );
 
   it('a rotated secret inside a plugin instance is hot (credentials), not a restart', () => {
     const d = tempConfig({

@@ -12,6 +12,8 @@ export type ChangeClass = 'hot' | 'restart';
 export interface FieldChange {
   field: string;
   class: ChangeClass;
+  /** A restart-required change: its YAML path in its file (the agent's file, or the file `field` names). */
+  path?: readonly (string | number)[];
 }
 
 export interface AgentDiff {
@@ -56,18 +58,28 @@ export function diff(prev: DiffInput, next: DiffInput): SnapshotDiff {
     const a = prev.agents.get(agentId);
     const b = next.agents.get(agentId);
     if (!a && prev.invalidAgents?.has(agentId)) return { agentId, status: 'joined', changes: [] };
-    if (!a) return { agentId, status: 'added', changes: [{ field: 'agent added', class: 'restart' }] };
+    if (!a)
+      return { agentId, status: 'added', changes: [{ field: 'agent added', class: 'restart', path: [] }] };
     if (!b && next.invalidAgents?.has(agentId)) return { agentId, status: 'rejected', changes: [] };
-    if (!b) return { agentId, status: 'removed', changes: [{ field: 'agent removed', class: 'restart' }] };
+    if (!b)
+      return {
+        agentId,
+        status: 'removed',
+        changes: [{ field: 'agent removed', class: 'restart', path: [] }],
+      };
     const changes: FieldChange[] = [];
     const restart = new Set<string>(RESTART_AGENT_FIELDS);
     const { workspace: _w1, skills_dir: _s1, transcripts_dir: _t1, ...defA } = a.definition;
     const { workspace: _w2, skills_dir: _s2, transcripts_dir: _t2, ...defB } = b.definition;
     for (const field of changedPaths(defA, defB)) changes.push({ field, class: 'hot' });
     // Compare the resolved directories, so that spelling a default out is not a change.
-    if (a.workspace !== b.workspace) changes.push({ field: 'workspace', class: 'restart' });
-    if (a.skillsDir !== b.skillsDir) changes.push({ field: 'skills_dir', class: 'restart' });
-    if (a.transcriptsDir !== b.transcriptsDir) changes.push({ field: 'transcripts_dir', class: 'restart' });
+    const dirs = [
+      ['workspace', a.workspace, b.workspace],
+      ['skills_dir', a.skillsDir, b.skillsDir],
+      ['transcripts_dir', a.transcriptsDir, b.transcriptsDir],
+    ] as const;
+    for (const [field, was, now] of dirs)
+      if (was !== now) changes.push({ field, class: 'restart', path: [field] });
     // A provider change reaches every agent that uses the provider (rotated key, moved base_url).
     const pa = prev.llm.providers[b.definition.model.provider];
     const pb = next.llm.providers[b.definition.model.provider];
@@ -86,15 +98,15 @@ export function diff(prev: DiffInput, next: DiffInput): SnapshotDiff {
   });
 
   const global: FieldChange[] = [];
-  for (const f of changedPaths(prev.broker, next.broker))
-    global.push({ field: `broker.yaml ${f}`, class: 'restart' });
-  for (const f of changedPaths(prev.memory, next.memory))
-    global.push({ field: `memory.yaml ${f}`, class: 'restart' });
-  for (const f of changedPaths(prev.runtime, next.runtime)) {
-    const top = f.split(/[.[]/)[0]!;
+  for (const path of changedSegments(prev.broker, next.broker))
+    global.push({ field: `broker.yaml ${formatPath(path)}`, class: 'restart', path });
+  for (const path of changedSegments(prev.memory, next.memory))
+    global.push({ field: `memory.yaml ${formatPath(path)}`, class: 'restart', path });
+  for (const path of changedSegments(prev.runtime, next.runtime)) {
+    const restart = (RESTART_RUNTIME_FIELDS as readonly unknown[]).includes(path[0]);
     global.push({
-      field: `runtime.yaml ${f}`,
-      class: (RESTART_RUNTIME_FIELDS as readonly string[]).includes(top) ? 'restart' : 'hot',
+      field: `runtime.yaml ${formatPath(path)}`,
+      ...(restart ? { class: 'restart', path } : { class: 'hot' }),
     });
   }
   const plugins = [...new Set([...prev.plugins.keys(), ...next.plugins.keys()])].sort();
@@ -108,7 +120,7 @@ export function diff(prev: DiffInput, next: DiffInput): SnapshotDiff {
       const ra = a?.rawInstances[inst];
       const rb = b?.rawInstances[inst];
       const field = `plugins/${name}.yaml instances.${inst}`;
-      if (!sameValue(ra, rb)) global.push({ field, class: 'restart' });
+      if (!sameValue(ra, rb)) global.push({ field, class: 'restart', path: ['instances', inst] });
       else if (!sameValue(a?.instances[inst], b?.instances[inst]))
         global.push({ field: `${field} (credentials)`, class: 'hot' });
     }
@@ -133,18 +145,38 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 /** Paths of the leaves that differ; arrays of objects are compared element by element. */
 export function changedPaths(a: unknown, b: unknown, base: (string | number)[] = []): string[] {
+  return changedSegments(a, b, base).map(formatPath);
+}
+
+function changedSegments(a: unknown, b: unknown, base: (string | number)[] = []): (string | number)[][] {
   if (sameValue(a, b)) return [];
   if (isPlainObject(a) && isPlainObject(b)) {
     const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
-    return keys.flatMap((k) => changedPaths(a[k], b[k], [...base, k]));
+    return keys.flatMap((k) => changedSegments(a[k], b[k], [...base, k]));
   }
   if (Array.isArray(a) && Array.isArray(b) && [...a, ...b].some(isPlainObject)) {
     const n = Math.max(a.length, b.length);
-    const out: string[] = [];
-    for (let i = 0; i < n; i++) out.push(...changedPaths(a[i], b[i], [...base, i]));
+    const out: (string | number)[][] = [];
+    for (let i = 0; i < n; i++) out.push(...changedSegments(a[i], b[i], [...base, i]));
     return out;
   }
-  return [formatPath(base)];
+  return [base];
+}
+
+/** Why a restart-required change waits for the restart (what the running daemon keeps meanwhile). */
+export function restartReason(change: { agentId?: string; field: string }): string {
+  const { agentId, field } = change;
+  if (agentId !== undefined) {
+    if (field === 'agent added') return 'agents start with the daemon: this one runs after a restart';
+    if (field === 'agent removed') return 'the agent keeps running until the daemon restarts';
+    return `the agent keeps its running ${field} until the daemon restarts`;
+  }
+  const file = field.split(' ')[0]!;
+  if (file.startsWith('plugins/'))
+    return 'channel instances start with the daemon: the running block stays until it restarts';
+  if (file === 'runtime.yaml')
+    return 'listeners and the data directory are set up at start: the running ones stay until the daemon restarts';
+  return `${file} is read at start: the running settings stay until the daemon restarts`;
 }
 
 export function sameValue(a: unknown, b: unknown): boolean {

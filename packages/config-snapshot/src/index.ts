@@ -24,6 +24,7 @@ export {
   type LoadResult,
   type QuietReadOptions,
   type RejectedAgent,
+  type RestartChange,
 } from './config.js';
 export type { PluginSchemas, ReadOptions } from './load.js';
 export {

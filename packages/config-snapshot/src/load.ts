@@ -74,6 +74,8 @@ export interface Candidate {
   secretFiles: string[];
   secrets: Set<string>;
   contentHash: string;
+  /** How to locate a path in each file read (global, plugin and agent files), by its displayed name. */
+  locators: Map<string, SourceFile['locate']>;
 }
 
 export function readCandidate(configDir: string, opts: ReadOptions = {}): Candidate {
@@ -128,6 +130,7 @@ function readDirectory(configDir: string, opts: ReadOptions): Candidate {
     secretFiles: [],
     secrets,
     contentHash: '',
+    locators: new Map(),
   };
 
   if (!isDir(configDir)) {
@@ -149,7 +152,10 @@ function readDirectory(configDir: string, opts: ReadOptions): Candidate {
     const options = maxBytes === undefined ? fileOptions : { ...fileOptions, maxBytes };
     const { src, issues: found } = readYamlFile(configDir, rel, scope, extra, options);
     issues.push(...found);
-    if (src) fileHashes.push(`${rel}:${src.hash}`);
+    if (src) {
+      fileHashes.push(`${rel}:${src.hash}`);
+      candidate.locators.set(src.display, src.locate);
+    }
     return src;
   };
 
@@ -277,6 +283,7 @@ function readDirectory(configDir: string, opts: ReadOptions): Candidate {
       continue;
     }
     fileHashes.push(`agents.d/${rel}:${src.hash}`);
+    candidate.locators.set(src.display, src.locate);
     const sink: ConfigIssue[] = [];
     const agent = readAgent(
       id,

@@ -63,7 +63,7 @@ export const Layout: FC<{ title: string; path: string; health: Health | null; ch
       </header>
       <main id="main" tabindex={-1}>
         <h1>{props.title}</h1>
-        <p id="status" role="status" aria-live="polite"></p>
+        <p id="status" role="status" aria-live="polite" tabindex={-1}></p>
         {props.children}
       </main>
     </body>

@@ -24,6 +24,9 @@ import { ApiProblem, Layout, type Health } from './layout.js';
 import type { ConsoleOptions } from './console.js';
 import { ReloadPage } from './reload-page.js';
 
+/** Sent by the client script's live refresh (see client/app.ts): the page's live parts are all it takes. */
+const LIVE_REFRESH_HEADER = 'x-console-refresh';
+
 type Answer<T> = { ok: true; body: T } | { ok: false; status: number; message: string };
 
 /** The pages' routes (those `CONSOLE_ROUTES` names) and the page that asks for the admin token. */
@@ -87,9 +90,12 @@ export function consolePages(options: ConsoleOptions): { app: Hono; unauthorized
     );
   });
   app.get('/reload', async (c) => {
-    // A preview changes nothing, so a page load may ask for one.
+    // A preview changes nothing, so a page load may ask for one. The script's live refresh takes only the
+    // history and the health strip: it asks without a preview, which reads and validates every file and
+    // waits for the reload slot.
+    const live = c.req.header(LIVE_REFRESH_HEADER) === '1';
     const [plan, reloads] = await Promise.all([
-      ask<ReloadPlanJson>(c, '/admin/pollers/reload?dry_run=1', 'POST'),
+      live ? null : ask<ReloadPlanJson>(c, '/admin/pollers/reload?dry_run=1', 'POST'),
       ask<AdminReloads>(c, '/admin/reloads'),
     ]);
     return page(
@@ -97,8 +103,8 @@ export function consolePages(options: ConsoleOptions): { app: Hono; unauthorized
       'Reload',
       '/reload',
       <ReloadPage
-        plan={plan.ok ? plan.body : null}
-        problem={plan.ok ? null : plan.message}
+        plan={plan?.ok ? plan.body : null}
+        problem={plan === null ? null : plan.ok ? null : plan.message}
         reloads={reloads.ok ? reloads.body : null}
       />,
     );

@@ -24,12 +24,12 @@ const Preview: FC<{ plan: ReloadPlanJson }> = ({ plan }) => (
       <Ids label="Jobs removed" mark="- " ids={plan.remove} />
       <Ids label="Agents applied" mark="" ids={plan.agents?.applied ?? []} />
       {plan.rejected.map((r) => (
-        <li class="bad">
+        <li class="bad" data-rejected-job={r.id}>
           job {r.id} rejected: {r.errors.join('; ')}
         </li>
       ))}
       {(plan.agents?.rejected ?? []).map((r) => (
-        <li class="bad">
+        <li class="bad" data-rejected-agent={r.agent_id}>
           agent {r.agent_id} rejected: {r.reason}
         </li>
       ))}
@@ -37,9 +37,11 @@ const Preview: FC<{ plan: ReloadPlanJson }> = ({ plan }) => (
         <li class="bad">{e}</li>
       ))}
       {(plan.agents?.restart_required ?? []).map((r) => (
-        <li class="warn">
+        <li class="warn" data-restart={r.agent_id ?? ''}>
           restart required: {r.agent_id ? `${r.agent_id} ` : ''}
           {r.field}
+          {r.file === undefined ? '' : ` (${r.file}${r.line === undefined ? '' : `:${r.line}`})`}
+          {r.reason ? `: ${r.reason}` : ''}
         </li>
       ))}
     </ul>
@@ -54,7 +56,13 @@ export const ReloadPage: FC<{
   <>
     <section aria-labelledby="preview-h">
       <h2 id="preview-h">Preview of the files now</h2>
-      {props.plan ? <Preview plan={props.plan} /> : <p class="bad">{props.problem}</p>}
+      {props.plan ? (
+        <Preview plan={props.plan} />
+      ) : props.problem ? (
+        <p class="bad">{props.problem}</p>
+      ) : (
+        <p>Not previewed: choose Preview again.</p>
+      )}
       <div class="actions">
         <a class="button" href="/reload">
           Preview again

@@ -20,16 +20,28 @@ function say(text: string, bad = false): void {
   status.className = bad ? 'bad' : 'ok';
 }
 
-async function fetchPage(url: string): Promise<Document | null> {
-  const res = await fetch(url, { headers: authHeaders({ accept: 'text/html' }) });
+/** Marks a live refresh: the server may leave out what only a page load computes (the reload preview). */
+const LIVE_REFRESH = { 'x-console-refresh': '1' };
+
+async function fetchPage(url: string, live = false): Promise<Document | null> {
+  const res = await fetch(url, {
+    headers: authHeaders({ accept: 'text/html', ...(live ? LIVE_REFRESH : {}) }),
+  });
   if (res.status === 401 && token()) sessionStorage.removeItem(TOKEN_KEY);
   const type = res.headers.get('content-type') ?? '';
   if (!type.startsWith('text/html')) return null;
   return new DOMParser().parseFromString(await res.text(), 'text/html');
 }
 
+/** Refreshes started so far: only the latest may land (see `refresh`). */
+let refreshes = 0;
+let inFlight = false;
+
 /** Shows another page of the console: its body and title replace ours. */
 async function navigate(url: string, how: 'push' | 'replace' | 'none'): Promise<void> {
+  // A refresh of the page we leave must not land on the next one.
+  refreshes++;
+  inFlight = false;
   const doc = await fetchPage(url);
   if (!doc) {
     location.assign(url);
@@ -42,16 +54,42 @@ async function navigate(url: string, how: 'push' | 'replace' | 'none'): Promise<
   if (how === 'push') document.getElementById('main')?.focus();
 }
 
-/** Replaces every `[data-live]` part of the page with the server's fresh rendering of it. */
-async function refresh(): Promise<void> {
-  if (document.hidden || document.getElementById('token-form')) return;
-  const doc = await fetchPage(location.href).catch(() => null);
-  if (!doc) return;
+/**
+ * Replaces every `[data-live]` part of the page with the server's fresh rendering of it. `all`: the parts
+ * that hold the focus too (after an action, which puts the focus back itself).
+ */
+async function refresh(all = false): Promise<void> {
+  // The timer waits for the refresh in flight (a slow answer is not asked again and again); an action asks
+  // anew, and only the latest refresh applies: one asked before the action ended shows the state before it.
+  if (document.hidden || document.getElementById('token-form') || (inFlight && !all)) return;
+  const mine = ++refreshes;
+  inFlight = true;
+  const doc = await fetchPage(location.href, true).catch(() => null);
+  if (mine === refreshes) inFlight = false;
+  if (!doc || mine !== refreshes) return;
   for (const fresh of doc.querySelectorAll<HTMLElement>('[data-live][id]')) {
     const here = document.getElementById(fresh.id);
     // A part that holds the focus is left alone: a keyboard user is in the middle of it.
-    if (here && !here.contains(document.activeElement)) here.replaceWith(document.adoptNode(fresh));
+    if (here && (all || !here.contains(document.activeElement))) here.replaceWith(document.adoptNode(fresh));
   }
+}
+
+/** Pause and Resume take each other's place: the focus goes to whichever the job shows now. */
+const TWIN: Record<string, string> = { pause: 'resume', resume: 'pause' };
+
+/**
+ * After an action the page is rendered anew and the button that was pressed is gone: the focus goes to the
+ * new rendering of it (or of its twin), else to the status line, never to the page's start.
+ */
+function refocus(action: string, job: string): void {
+  const button = (name: string | undefined) =>
+    name === undefined
+      ? null
+      : [...document.querySelectorAll<HTMLButtonElement>(`button[data-action="${name}"]`)].find(
+          (b) => (b.dataset.job ?? '') === job,
+        );
+  const target = button(action) ?? button(TWIN[action]) ?? document.getElementById('status');
+  target?.focus();
 }
 
 async function api(method: string, path: string, body?: unknown): Promise<{ ok: boolean; data: any }> {
@@ -100,7 +138,12 @@ async function act(button: HTMLButtonElement): Promise<void> {
   } finally {
     button.disabled = false;
   }
-  await (action === 'apply-reload' ? navigate(location.href, 'none') : refresh());
+  const answer = document.getElementById('status');
+  const [text, bad] = [answer?.textContent ?? '', answer?.className === 'bad'];
+  await (action === 'apply-reload' ? navigate(location.href, 'none') : refresh(true));
+  // A new page brings an empty status line: the answer is said again there.
+  if (text && document.getElementById('status')?.textContent === '') say(text, bad);
+  refocus(action, job);
 }
 
 const ownPage = (url: URL): boolean =>
