@@ -129,6 +129,23 @@ describe('watchConfig', () => {
     expect(calls[0]!.at - t0).toBeLessThan(1500);
   });
 
+  it('ignores files in the config dir that are neither YAML nor a secret, and still sees a save beside them', async () => {
+    const { d, w, calls, secret } = setup(50);
+    await w.ready();
+    for (let i = 0; i < 5; i++) {
+      d.write('notes.txt', `note ${i}`);
+      d.write('logs/daemon.log', `line ${i}`);
+      d.write('agents.d/a.yaml.orig', `x: ${i}\n`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(calls).toEqual([]);
+    d.write('agents.d/c.yml', 'z: 1\n');
+    writeFileSync(secret, 'v3');
+    await waitFor(() => paths(calls).includes(secret));
+    expect(paths(calls)).toContain(join(d.config, 'agents.d', 'c.yml'));
+  });
+
   it('ignores unrelated files beside a secret', async () => {
     const { d, w, calls } = setup();
     await w.ready();

@@ -55,6 +55,7 @@ async function signature(path: string): Promise<string> {
 
 const EDITOR_AND_TOOL_FILES = /(^|\/)(\.git|node_modules)(\/|$)|\.sw[px]$|~$/;
 const SQLITE_FILES = /\.(db|sqlite|sqlite3)(-wal|-shm|-journal)?$/;
+const CONFIG_FILE = /\.ya?ml$/;
 
 export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
   const debounceMs = opts.debounceMs ?? 500;
@@ -95,6 +96,11 @@ export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
   const onEvent = (path: string): void => {
     const p = resolve(path);
     if (p === dir || p.startsWith(dir + '/')) changed(p);
+  };
+  // Config files are YAML; a secret is named by its path. A note, a log or an export written beside them
+  // never reloads: every reload reads the whole directory (megabytes with thousands of jobs).
+  const onFileEvent = (path: string): void => {
+    if (CONFIG_FILE.test(path) || files.has(resolve(path))) onEvent(path);
   };
 
   const check = async (): Promise<void> => {
@@ -143,7 +149,9 @@ export function watchConfig(opts: ConfigWatcherOptions): ConfigWatcher {
     },
   });
   const scanned = new Promise<void>((res) => watcher.once('ready', () => res()));
-  for (const ev of ['add', 'change', 'unlink', 'addDir', 'unlinkDir'] as const) watcher.on(ev, onEvent);
+  for (const ev of ['add', 'change', 'unlink'] as const) watcher.on(ev, onFileEvent);
+  // A directory moved in brings its files as `add` events; one removed may take config with it.
+  watcher.on('unlinkDir', onEvent);
   watcher.on('error', (err) => opts.onError?.(err));
   const ready = Promise.all([scanned, check().catch((err: unknown) => opts.onError?.(err))]).then(schedule);
 
