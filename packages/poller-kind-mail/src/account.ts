@@ -44,6 +44,12 @@ const imapAccountSchema = {
       minLength: 1,
       description: 'OAuth2 access token for XOAUTH2 instead of a password; normally `${file:...}`.',
     },
+    tls_ca_file: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'PEM file of the CA certificate(s) trusted for this server instead of the system CAs (a private CA or a self-signed certificate); a relative path resolves against the working directory. Read at every connect.',
+    },
     mailbox: { type: 'string', minLength: 1, default: 'INBOX', description: 'Mailbox to read.' },
     allow_private_networks: {
       type: 'boolean',
@@ -77,6 +83,8 @@ export interface ImapAccount {
   tls: ImapTlsMode;
   user: string;
   auth: { pass: string } | { accessToken: string };
+  /** PEM file of the CAs to trust instead of the system's. */
+  tlsCaFile?: string;
   mailbox: string;
   allowPrivateNetworks: boolean;
 }
@@ -118,6 +126,7 @@ export function parseImapAccount(config: Readonly<Record<string, unknown>>): Ima
     tls,
     user,
     auth: password !== undefined ? { pass: password } : { accessToken: accessToken! },
+    ...(str('tls_ca_file') !== undefined ? { tlsCaFile: str('tls_ca_file')! } : {}),
     mailbox: str('mailbox') ?? 'INBOX',
     allowPrivateNetworks: allow === true,
   };
