@@ -107,7 +107,13 @@ export function createImapSession(account: ImapAccount, name: string): ImapSessi
     });
     // A connection error after connect surfaces on the next command; here it must not crash the process.
     c.on('error', () => {});
-    await c.connect();
+    try {
+      await c.connect();
+    } catch (err) {
+      // A refused login or a failed handshake leaves the socket open (the server times it out later).
+      c.close();
+      throw err;
+    }
     client = c;
     return c;
   };
