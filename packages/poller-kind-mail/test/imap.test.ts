@@ -1,4 +1,8 @@
-/** The `mail` kind over IMAP against a real Dovecot, inside the real poller service (SQLite state). */
+/**
+ * The `mail` kind over IMAP against a real Dovecot, inside the real poller service (SQLite state): what only
+ * IMAP has (MIME and charsets, query translation, one connection, UIDVALIDITY). The behaviours both providers
+ * share are the table of `acceptance.test.ts`.
+ */
 import type { TestJobSpec } from '@agent/poller-runtime/testing';
 import { mailJob as mailJobOf } from './helpers.js';
 import { ImapFlow } from 'imapflow';
@@ -133,16 +137,6 @@ describe('mail over IMAP (Dovecot)', () => {
     expect(h.dispatcher.texts()).toHaveLength(4);
     expect(await seenFlags(box)).toEqual([false, true, true, true, true, true]);
     expect((await h.service.show('m')).last_status).toBe('ok');
-  });
-
-  it('mark_read_on_dispatch: false leaves \\Seen alone and the seen set still prevents repeats', async () => {
-    const box = await mailbox();
-    await append(box, plain({ subject: 'one' }, 'x'), START - HOUR);
-    const h = await setup([mailJob('m', { mark_read_on_dispatch: false })], account(box));
-    await h.advance(0);
-    await h.advance(MIN);
-    expect(h.dispatcher.texts()).toEqual(['one | orders@shop.example | x']);
-    expect(await seenFlags(box)).toEqual([false]);
   });
 
   it('the query is translated: from:, OR, -, subject phrases; sender_allowlist and extract apply', async () => {

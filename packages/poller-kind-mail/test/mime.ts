@@ -4,6 +4,8 @@ interface Spec {
   from?: string;
   subject?: string;
   date?: string;
+  /** Without angle brackets; random when absent. */
+  messageId?: string;
 }
 
 function head(s: Spec, contentType: string, extra = ''): string {
@@ -12,7 +14,7 @@ function head(s: Spec, contentType: string, extra = ''): string {
     'To: alice@example.com',
     `Subject: ${s.subject ?? 'hello'}`,
     `Date: ${s.date ?? 'Sun, 01 Mar 2026 10:00:00 +0000'}`,
-    `Message-ID: <${Math.random().toString(36).slice(2)}@test.example>`,
+    `Message-ID: <${s.messageId ?? `${Math.random().toString(36).slice(2)}@test.example`}>`,
     'MIME-Version: 1.0',
     `Content-Type: ${contentType}`,
     ...(extra ? [extra] : []),
