@@ -1,10 +1,10 @@
 // The mail kind over IMAP against a real Dovecot, through real daemon processes: SIGKILL between delivery
-// and `\Seen`, a query IMAP cannot run refused where the config is read, and job replaces counted in the
-// server's own session list.
+// and `\Seen`, a query IMAP cannot run refused where the config is read, and job replaces and removals
+// counted in the server's own session list.
 import { startDovecot, type DovecotServer } from '@agent/poller-kind-mail/testing';
 import { ImapFlow } from 'imapflow';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { daemonScope, runCli } from './harness.js';
+import { daemonScope, NO_WATCHER, runCli } from './harness.js';
 import { startImapHold, type ImapHold } from './imap-hold.js';
 import { deliveries, ENV, providerFiles, waitUntil } from './provider-servers.js';
 
@@ -93,8 +93,8 @@ async function seenFlags(mailbox: string): Promise<Map<string, boolean>> {
 // reach the server first, and the kill waits for the delivery line in the log channel's file. Even rounds
 // kill at once on that line (the delivery may not be recorded yet: it may repeat once); odd rounds wait
 // until the STORE is held (the delivery was recorded: it must never repeat). Each round costs a daemon
-// start (1-5 s on a busy machine), so 6 rounds rather than 20 keep this test near 30 s.
-const ROUNDS = 6;
+// start (1-5 s on a busy machine): 20 rounds take about 30 s, up to 100 s on a loaded machine.
+const ROUNDS = 20;
 
 describe('mail over IMAP through a real daemon (Dovecot)', () => {
   it(`SIGKILL between delivery and \\Seen, ${ROUNDS} times: nothing lost, at most one duplicate per crash`, async () => {
@@ -132,8 +132,12 @@ describe('mail over IMAP through a real daemon (Dovecot)', () => {
     const texts = deliveries(w).map((x) => x.text);
     // 0 lost: every message, first deliveries in order of arrival.
     expect([...new Set(texts)]).toEqual(Array.from({ length: total }, (_, i) => `Order ${i + 1}`));
-    // At most one duplicate per crash; a delivery recorded before the kill is never repeated after it.
+    // At most one duplicate per crash (each crash delivered one message): no message more than twice; a
+    // delivery recorded before the kill is never repeated after it.
     expect(texts.length - total).toBeLessThanOrEqual(ROUNDS);
+    const perMessage = new Map<string, number>();
+    for (const t of texts) perMessage.set(t, (perMessage.get(t) ?? 0) + 1);
+    expect(Math.max(...perMessage.values())).toBeLessThanOrEqual(2);
     for (const round of rounds)
       if (round.recorded) expect(texts.indexOf(round.delivered, round.at + 1), round.delivered).toBe(-1);
     expect(rounds.filter((x) => x.recorded).length).toBeGreaterThanOrEqual(ROUNDS / 2);
@@ -143,7 +147,7 @@ describe('mail over IMAP through a real daemon (Dovecot)', () => {
     for (const round of rounds) if (round.recorded) expect(flags.get(round.delivered)).toBe(false);
     expect(flags.get(`Order ${total}`)).toBe(true);
     expect(last.count(/level=error/)).toBe(0);
-  }, 90_000);
+  }, 180_000);
 
   it('a query IMAP cannot run is a located error of --check-config, boot and reload', async () => {
     const box = 'Checked';
@@ -220,6 +224,30 @@ describe('mail over IMAP through a real daemon (Dovecot)', () => {
       'v3 Order 3',
       'v4 Order 4',
     ]);
+    expect(d.count(/level=error/)).toBe(0);
+  }, 60_000);
+  it('removing the last job of the account on reload closes its IMAP connection at once', async () => {
+    const box = 'Remove';
+    await admin.mailboxCreate(box);
+    await admin.append(box, message(1), [], new Date());
+    const w = scope.workdir({
+      ...providerFiles(inboxJob(1), 'mail', account(dovecot.port, box)),
+      // Only `agent reload` applies a change: the watcher never fires within the test.
+      'runtime.yaml': NO_WATCHER,
+    });
+    const d = await scope.start(w, ENV);
+    await waitUntil('the first delivery', () => deliveries(w).length === 1);
+    // The test's own admin session is one of the server's sessions.
+    const daemonSessions = async () => (await dovecot.connections()) - 1;
+    expect(await daemonSessions()).toBe(1);
+    w.writeByRename('pollers.yaml', 'pollers:\n  default_jitter_ms: 0\n  jobs: []\n');
+    const from = d.lines.length;
+    const reload = await runCli(w, ['reload', '--config-dir', 'config']);
+    expect(reload.code, reload.stderr).toBe(0);
+    expect(await d.waitFor(/msg="poller reload applied"/, 10_000, from)).toMatch(/remove=inbox/);
+    // Within seconds, long before the 2-minute idle close.
+    await waitUntil('no daemon session left', async () => (await daemonSessions()) === 0, 10_000, 100);
+    expect(deliveries(w)).toHaveLength(1);
     expect(d.count(/level=error/)).toBe(0);
   }, 60_000);
 });

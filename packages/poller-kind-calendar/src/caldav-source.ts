@@ -3,8 +3,10 @@
  * The first tick baselines with the returned token; later ticks send it, follow truncated answers (a 507
  * for the collection) with the new token, read changed members with `calendar-multiget`, and report
  * removed members (404) as cancellations. An invalid token (403 `DAV:valid-sync-token`, 409, or 410) is
- * Permanent, like Google's 410: `reset` re-baselines.
+ * Permanent, like Google's 410: `reset` re-baselines. The cursor also keeps a short digest of each member
+ * href, so that a member the job had not seen before is `created` and a known one `updated`.
  */
+import { createHash } from 'node:crypto';
 import {
   PermanentError,
   TransientError,
@@ -22,6 +24,14 @@ import { changeOf } from './render.js';
 const MAX_SYNC_ROUNDS = 100;
 /** Members one calendar-multiget asks for. */
 const MULTIGET_BATCH = 100;
+
+/** The CalDAV cursor: the sync token and the digests of the collection's members at that token. */
+type CaldavCursor = { sync_token: string; members: string[] };
+
+/** A member's digest: 72 bits of the SHA-256 of its path (12 characters in the cursor). */
+function memberKey(base: string, href: string): string {
+  return createHash('sha256').update(new URL(href, base).pathname).digest('base64url').slice(0, 12);
+}
 
 export interface CaldavShared {
   readonly provider: 'caldav';
@@ -117,10 +127,15 @@ async function syncAll(http: PollerHttp, shared: CaldavShared, url: string, toke
   throw new TransientError(`the CalDAV sync was still truncated after ${MAX_SYNC_ROUNDS} rounds`);
 }
 
+/**
+ * `isNew`: the member was not in the collection at the previous token (`undefined` when that is not known,
+ * for a cursor written without member digests: then CREATED and LAST-MODIFIED decide, as Google's times do).
+ */
 function eventItem(
   r: DavResponse,
   base: string,
   now: Date,
+  isNew: boolean | undefined,
 ): { item: PollItem; at: number; cancelled: boolean } {
   const events = parseEvents(r.calendarData ?? '');
   const e = events.find((x) => !x.recurrenceId) ?? events[0];
@@ -139,11 +154,12 @@ function eventItem(
     id: e?.uid ?? r.href,
     location: e?.location ?? '',
     updated,
-    change: changeOf({
-      status,
-      created: e?.created ? `${e.created.replace(/Z?$/, 'Z')}` : undefined,
-      updated,
-    }),
+    change:
+      status === 'cancelled' || isNew === undefined
+        ? changeOf({ status, created: e?.created ? `${e.created.replace(/Z?$/, 'Z')}` : undefined, updated })
+        : isNew
+          ? 'created'
+          : 'updated',
     next: next ? formatIcalTime(next) : '',
   };
   const at = Date.parse(updated);
@@ -170,22 +186,40 @@ async function readMembers(
   return out;
 }
 
+/** The member digests of a stored cursor; `undefined` when it has none (written by an older version). */
+function membersOf(cursor: unknown): string[] | undefined {
+  const m = cursor && typeof cursor === 'object' ? (cursor as { members?: unknown }).members : undefined;
+  return Array.isArray(m) && m.every((x) => typeof x === 'string') ? m : undefined;
+}
+
 export async function caldavTick(
-  ctx: TickContext<CalendarConfig, { sync_token: string }, unknown>,
+  ctx: TickContext<CalendarConfig, { sync_token: string; members?: string[] }, unknown>,
   shared: CaldavShared,
   token: string | null,
-): Promise<{ items: PollItem[]; cursor: { sync_token: string } }> {
+): Promise<{ items: PollItem[]; cursor: CaldavCursor }> {
   const { config, http, logger } = ctx;
   const url = collectionUrl(shared.account, config.calendar_id);
   const sync = await syncAll(http, shared, url, token ?? '');
+  const keyOf = (href: string) => memberKey(url, href);
   if (token === null) {
     // Baseline: the runner records these ids and delivers nothing.
     const items = [...sync.changed].map(([href, etag]) => ({ id: `${href}@${etag}`, fields: {} }));
     logger.debug('calendar sync listed', { mode: 'full', events: items.length });
-    return { items, cursor: { sync_token: sync.token } };
+    return { items, cursor: { sync_token: sync.token, members: [...sync.changed.keys()].map(keyOf).sort() } };
+  }
+  const before = membersOf(ctx.cursor);
+  const known = before ? new Set(before) : undefined;
+  let members: Set<string>;
+  if (known) {
+    members = new Set(known);
+    for (const href of sync.changed.keys()) members.add(keyOf(href));
+    for (const href of sync.removed.keys()) members.delete(keyOf(href));
+  } else {
+    // A cursor without digests: the members now come from one full listing (etags only).
+    members = new Set([...(await syncAll(http, shared, url, '')).changed.keys()].map(keyOf));
   }
   const read = (await readMembers(http, shared, url, [...sync.changed.keys()])).map((r) =>
-    eventItem(r, url, ctx.now()),
+    eventItem(r, url, ctx.now(), known ? !known.has(keyOf(r.href)) : undefined),
   );
   const kept = read.filter((x) => !(config.skip_cancelled && x.cancelled));
   kept.sort((a, b) => a.at - b.at);
@@ -212,5 +246,5 @@ export async function caldavTick(
     changed: sync.changed.size,
     removed: sync.removed.size,
   });
-  return { items, cursor: { sync_token: sync.token } };
+  return { items, cursor: { sync_token: sync.token, members: [...members].sort() } };
 }

@@ -29,8 +29,11 @@ interface GoogleCalendarShared {
 
 export type CalendarShared = GoogleCalendarShared | CaldavShared;
 
-/** The cursor: the `nextSyncToken` of the last page of the previous sync. */
-export type CalendarCursor = { sync_token: string };
+/**
+ * The cursor: the `nextSyncToken` of the last page of the previous sync (Google), or the sync token and the
+ * digests of the collection's members (CalDAV).
+ */
+export type CalendarCursor = { sync_token: string; members?: string[] };
 
 function createCalendarShared(ctx: SharedContext): CalendarShared {
   if (ctx.account && calendarProviderOf(ctx.account.config) === 'caldav') {

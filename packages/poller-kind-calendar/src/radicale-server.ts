@@ -1,6 +1,6 @@
 /**
  * A real Radicale CalDAV server for tests: a scratch directory, a free loopback port, one user
- * (`test` / `test`) with one calendar (`/test/cal/`), stopped by its PID. Needs Debian's `radicale`
+ * (`test` / `test`) with one calendar (`/test/cal/`) and more on demand, stopped by its PID. Needs Debian's `radicale`
  * (`.ci/ensure-mail-calendar-servers.sh`); without it `startRadicale` fails and says how to install it.
  */
 import { spawn } from 'node:child_process';
@@ -11,13 +11,11 @@ import { freeLoopbackPort, stopByPid, waitForPort } from '@agent/poller-core/tes
 
 const RADICALE = '/usr/bin/radicale';
 
-export interface RadicaleServer {
-  readonly port: number;
-  /** The calendar collection, `http://127.0.0.1:<port>/test/cal/`. */
+/** One calendar collection of the test user. */
+export interface RadicaleCalendar {
+  /** `http://127.0.0.1:<port>/test/<name>/`. */
   readonly calendarUrl: string;
-  readonly user: string;
-  readonly password: string;
-  /** PUTs (creates or replaces) `<name>.ics` in the calendar. */
+  /** PUTs (creates or replaces) `<name>.ics` in the calendar; the HTTP status. */
   put(name: string, ics: string): Promise<number>;
   remove(name: string): Promise<number>;
   /**
@@ -25,6 +23,15 @@ export interface RadicaleServer {
    * sync after the collection changed (an unchanged collection is answered without looking the token up).
    */
   forgetSyncTokens(): void;
+}
+
+/** The server; its own methods act on the calendar `/test/cal/`, made at start. */
+export interface RadicaleServer extends RadicaleCalendar {
+  readonly port: number;
+  readonly user: string;
+  readonly password: string;
+  /** Makes another calendar collection (MKCALENDAR), e.g. one per test. */
+  calendar(name: string): Promise<RadicaleCalendar>;
   stop(): Promise<void>;
 }
 
@@ -45,40 +52,50 @@ export async function startRadicale(): Promise<RadicaleServer> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await waitForPort(port, exited, () => `radicale did not start (config in ${dir})`);
   const base = `http://127.0.0.1:${port}`;
-  const calendarUrl = `${base}/test/cal/`;
   const auth = `Basic ${Buffer.from('test:test').toString('base64')}`;
-  const made = await fetch(calendarUrl, {
-    method: 'MKCALENDAR',
-    headers: { authorization: auth, 'content-type': 'application/xml' },
-    body: '<?xml version="1.0"?><C:mkcalendar xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:set><D:prop><D:displayname>cal</D:displayname></D:prop></D:set></C:mkcalendar>',
-  });
-  if (made.status !== 201) throw new Error(`MKCALENDAR answered ${made.status}`);
+  const calendar = async (name: string): Promise<RadicaleCalendar> => {
+    const calendarUrl = `${base}/test/${name}/`;
+    const made = await fetch(calendarUrl, {
+      method: 'MKCALENDAR',
+      headers: { authorization: auth, 'content-type': 'application/xml' },
+      body: `<?xml version="1.0"?><C:mkcalendar xmlns:D="DAV:" xmlns:C="urn:ietf:params:xml:ns:caldav"><D:set><D:prop><D:displayname>${name}</D:displayname></D:prop></D:set></C:mkcalendar>`,
+    });
+    if (made.status !== 201) throw new Error(`MKCALENDAR ${name} answered ${made.status}`);
+    return {
+      calendarUrl,
+      async put(item, ics) {
+        const r = await fetch(`${calendarUrl}${item}.ics`, {
+          method: 'PUT',
+          headers: { authorization: auth, 'content-type': 'text/calendar; charset=utf-8' },
+          body: ics,
+        });
+        return r.status;
+      },
+      async remove(item) {
+        const r = await fetch(`${calendarUrl}${item}.ics`, {
+          method: 'DELETE',
+          headers: { authorization: auth },
+        });
+        return r.status;
+      },
+      forgetSyncTokens() {
+        rmSync(join(dir, 'collections', 'collection-root', 'test', name, '.Radicale.cache', 'sync-token'), {
+          recursive: true,
+          force: true,
+        });
+      },
+    };
+  };
+  const cal = await calendar('cal');
   return {
     port,
-    calendarUrl,
     user: 'test',
     password: 'test',
-    async put(name, ics) {
-      const r = await fetch(`${calendarUrl}${name}.ics`, {
-        method: 'PUT',
-        headers: { authorization: auth, 'content-type': 'text/calendar; charset=utf-8' },
-        body: ics,
-      });
-      return r.status;
-    },
-    async remove(name) {
-      const r = await fetch(`${calendarUrl}${name}.ics`, {
-        method: 'DELETE',
-        headers: { authorization: auth },
-      });
-      return r.status;
-    },
-    forgetSyncTokens() {
-      rmSync(join(dir, 'collections', 'collection-root', 'test', 'cal', '.Radicale.cache', 'sync-token'), {
-        recursive: true,
-        force: true,
-      });
-    },
+    calendarUrl: cal.calendarUrl,
+    put: (name, ics) => cal.put(name, ics),
+    remove: (name) => cal.remove(name),
+    forgetSyncTokens: () => cal.forgetSyncTokens(),
+    calendar,
     async stop() {
       await stopByPid(pid, exited, false);
       rmSync(dir, { recursive: true, force: true });

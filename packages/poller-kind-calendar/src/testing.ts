@@ -193,4 +193,4 @@ export async function startFakeCalendar(opts: {
   };
 }
 /** A real Radicale CalDAV server on a free loopback port, for tests of hosts and of this kind */
-export { startRadicale, type RadicaleServer } from './radicale-server.js';
+export { startRadicale, type RadicaleCalendar, type RadicaleServer } from './radicale-server.js';

@@ -44,6 +44,12 @@ const imapAccountSchema = {
       minLength: 1,
       description: 'OAuth2 access token for XOAUTH2 instead of a password; normally `${file:...}`.',
     },
+    tls_ca_file: {
+      type: 'string',
+      minLength: 1,
+      description:
+        'PEM file of the CA certificate(s) trusted for this server instead of the system CAs (a private CA or a self-signed certificate); a relative path resolves against the working directory. Read at every connect.',
+    },
     mailbox: { type: 'string', minLength: 1, default: 'INBOX', description: 'Mailbox to read.' },
     allow_private_networks: {
       type: 'boolean',
@@ -77,6 +83,8 @@ export interface ImapAccount {
   tls: ImapTlsMode;
   user: string;
   auth: { pass: string } | { accessToken: string };
+  /** PEM file of the CAs to trust instead of the system's. */
+  tlsCaFile?: string;
   mailbox: string;
   allowPrivateNetworks: boolean;
 }
@@ -85,6 +93,23 @@ export interface ImapAccount {
 export function mailProviderOf(config: Readonly<Record<string, unknown>> | null | undefined): string {
   const p = config?.provider;
   return typeof p === 'string' ? p : 'gmail';
+}
+
+/** `localhost`, or an IPv4 address in 127.0.0.0/8, or `::1` (brackets allowed). */
+function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  return /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(h) && h.split('.').every((o) => Number(o) <= 255);
+}
+
+/**
+ * What an IMAP account block cannot do, found where the config is read (no DNS): `tls: none` with a host
+ * that is not written as a loopback address. The connect checks every resolved address again.
+ */
+export function imapAccountProblem(config: Readonly<Record<string, unknown>>): string | undefined {
+  const host = config.host;
+  if (config.tls !== 'none' || typeof host !== 'string' || isLoopbackHost(host)) return undefined;
+  return `tls: none sends the password in plain text and is only allowed for a loopback host (localhost, 127.0.0.1, ::1), not "${host}"`;
 }
 
 /** Reads an IMAP account block; each problem says the field and the fix. */
@@ -118,6 +143,7 @@ export function parseImapAccount(config: Readonly<Record<string, unknown>>): Ima
     tls,
     user,
     auth: password !== undefined ? { pass: password } : { accessToken: accessToken! },
+    ...(str('tls_ca_file') !== undefined ? { tlsCaFile: str('tls_ca_file')! } : {}),
     mailbox: str('mailbox') ?? 'INBOX',
     allowPrivateNetworks: allow === true,
   };

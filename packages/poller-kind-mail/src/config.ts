@@ -59,7 +59,8 @@ export const mailConfigSchema = withBaseConfig({
     mark_read_on_dispatch: {
       type: 'boolean',
       default: MAIL_DEFAULTS.mark_read_on_dispatch,
-      description: 'Remove the UNREAD label once the message was delivered.',
+      description:
+        'Mark the message read once its delivery was committed (Gmail: remove the UNREAD label; IMAP: set \\Seen).',
     },
   },
 });

@@ -5,6 +5,7 @@
  * the socket goes to the checked address (no second lookup that DNS rebinding could answer differently).
  */
 import { lookup } from 'node:dns/promises';
+import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { checkAddress, checkHostname } from '@agent/guarded-http';
 import { PermanentError, TransientError } from '@agent/poller-core';
@@ -56,6 +57,19 @@ async function checkedImapAddress(account: ImapAccount, name: string): Promise<s
   return addresses[0]!;
 }
 
+/** The CA certificates of `tls_ca_file`, read at every connect (a renewed CA needs no reload). */
+async function trustedCa(account: ImapAccount, name: string): Promise<{ ca?: Buffer }> {
+  if (account.tlsCaFile === undefined || account.tls === 'none') return {};
+  try {
+    return { ca: await readFile(account.tlsCaFile) };
+  } catch (err) {
+    throw new PermanentError(
+      `mail account "${name}" (imap): tls_ca_file "${account.tlsCaFile}" cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'}); fix the path or its permissions`,
+      { cause: err },
+    );
+  }
+}
+
 export function createImapSession(account: ImapAccount, name: string): ImapSession {
   let client: ImapFlow | null = null;
   let queue: Promise<unknown> = Promise.resolve();
@@ -72,6 +86,7 @@ export function createImapSession(account: ImapAccount, name: string): ImapSessi
     if (client?.usable) return client;
     drop();
     const address = await checkedImapAddress(account, name);
+    const ca = await trustedCa(account, name);
     // Loaded with the first IMAP connection: a daemon without IMAP accounts never loads the client.
     const { ImapFlow } = await import('imapflow');
     const c = new ImapFlow({
@@ -80,6 +95,7 @@ export function createImapSession(account: ImapAccount, name: string): ImapSessi
       secure: account.tls === 'implicit',
       doSTARTTLS: account.tls === 'starttls',
       ...(isIP(account.host.replace(/^\[(.*)\]$/, '$1')) ? {} : { servername: account.host }),
+      tls: ca,
       auth:
         'pass' in account.auth
           ? { user: account.user, pass: account.auth.pass }
@@ -91,7 +107,13 @@ export function createImapSession(account: ImapAccount, name: string): ImapSessi
     });
     // A connection error after connect surfaces on the next command; here it must not crash the process.
     c.on('error', () => {});
-    await c.connect();
+    try {
+      await c.connect();
+    } catch (err) {
+      // A refused login or a failed handshake leaves the socket open (the server times it out later).
+      c.close();
+      throw err;
+    }
     client = c;
     return c;
   };

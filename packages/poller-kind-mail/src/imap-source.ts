@@ -12,7 +12,7 @@ import type { ImapSession } from './imap-session.js';
 import { mailItems } from './items.js';
 import type { MailMessage } from './message.js';
 import { senderAddress } from './sender.js';
-import { decodeHeaderWords, htmlToText, normalizeWhitespace } from './text.js';
+import { decodeCharset, decodeHeaderWords, htmlToText, normalizeWhitespace } from './text.js';
 
 /** Bytes of a text part read per message. */
 const PART_MAX_BYTES = 256 * 1024;
@@ -58,9 +58,14 @@ export function imapQueryProblems(config: MailConfig, accountName: string): Kind
   ];
 }
 
+/**
+ * A header of the raw header block (read byte for byte as latin1), unfolded. Raw 8-bit bytes in it are
+ * decoded as UTF-8 when they are (RFC 6532), else as windows-1252; encoded words are left to the caller.
+ */
 function header(lines: string, name: string): string {
   const m = new RegExp(`^${name}:[ \\t]*((?:.*)(?:\\r?\\n[ \\t].*)*)`, 'im').exec(lines);
-  return m ? m[1]!.replace(/\r?\n[ \t]+/g, ' ').trim() : '';
+  const value = m ? m[1]!.replace(/\r?\n[ \t]+/g, ' ').trim() : '';
+  return decodeCharset(Buffer.from(value, 'latin1'), undefined);
 }
 
 /** The text/plain part outside attachments, else text/html; `undefined` for a message without text. */
@@ -84,15 +89,20 @@ async function readText(
 ): Promise<string> {
   const at = textPart(node);
   if (!at) return '';
-  const { content } = await client.download(String(uid), at.part, { uid: true, maxBytes: PART_MAX_BYTES });
+  const { meta, content } = await client.download(String(uid), at.part, {
+    uid: true,
+    maxBytes: PART_MAX_BYTES,
+  });
   const chunks: Buffer[] = [];
   if (content) for await (const chunk of content) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
+  // The client converts the charsets it knows to UTF-8 (`meta.charset` is then utf-8); any other label
+  // stays on the raw bytes, which the shared decoder reads (windows-1252 when the label is unknown).
+  const text = decodeCharset(Buffer.concat(chunks), meta?.charset);
   return at.html ? htmlToText(text) : text;
 }
 
 async function parse(client: ImapFlow, id: string, msg: FetchMessageObject): Promise<MailMessage> {
-  const raw = msg.headers ? msg.headers.toString('utf8') : '';
+  const raw = msg.headers ? msg.headers.toString('latin1') : '';
   const from = decodeHeaderWords(header(raw, 'From'));
   const text = normalizeWhitespace(await readText(client, msg.uid, msg.bodyStructure));
   const date = msg.internalDate instanceof Date ? msg.internalDate : new Date(msg.internalDate ?? 0);

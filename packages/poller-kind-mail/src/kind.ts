@@ -1,6 +1,6 @@
 /** The `mail` poller kind and its `mail_count_unread` tool. */
 import { createAccountClient, type RefreshTokenClient } from '@agent/oauth2';
-import { MAIL_API_BASE_URL, mailProviderOf, parseImapAccount } from './account.js';
+import { imapAccountProblem, MAIL_API_BASE_URL, mailProviderOf, parseImapAccount } from './account.js';
 import { createImapSession } from './imap-session.js';
 import {
   imapCountUnread,
@@ -186,8 +186,22 @@ export const mailPollerKind: PollerKind<MailConfig, ImapCursor, MailShared> = de
   backfillOnFirstTick: true,
   createShared: createMailShared,
   validate: (config) => mailConfigProblems(config),
-  validateWithAccount: (config, { account }) =>
-    mailProviderOf(account.config) === 'imap' ? imapQueryProblems(config, account.name) : [],
+  validateWithAccount: (config, { account }) => {
+    if (mailProviderOf(account.config) !== 'imap') return [];
+    const refused = imapAccountProblem(account.config);
+    return [
+      ...(refused
+        ? [
+            {
+              path: [],
+              message: `mail account "${account.name}" (plugins/mail.yaml accounts.${account.name}): ${refused}`,
+              fix: 'use tls: implicit (port 993) or tls: starttls (port 143), or a loopback host',
+            },
+          ]
+        : []),
+      ...imapQueryProblems(config, account.name),
+    ];
+  },
   sourceKey: (config) => config.query.trim(),
   async tick(ctx) {
     const { config, shared, signal, logger } = ctx;

@@ -324,5 +324,5 @@ export async function startFakeGmail(opts: {
     },
   };
 }
-/** A real Dovecot IMAP server on a free loopback port, for tests of hosts and of this kind */
-export { startDovecot, type DovecotServer } from './dovecot-server.js';
+/** A real Dovecot IMAP server on a free loopback port (optionally with TLS and XOAUTH2), for tests of hosts and of this kind */
+export { startDovecot, type DovecotOptions, type DovecotServer } from './dovecot-server.js';

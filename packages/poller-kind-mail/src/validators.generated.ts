@@ -3,7 +3,7 @@
 // @ts-nocheck
 import { registerValidators, validatorRuntime } from '@agent/json-schema';
 const mailAccountSchema = validate10;
-const schema11 = {"type":"object","title":"mail account","if":{"type":"object","required":["provider"],"properties":{"provider":{"const":"imap"}}},"then":{"type":"object","title":"IMAP account","additionalProperties":false,"required":["provider","host","user"],"oneOf":[{"required":["password"]},{"required":["access_token"]}],"properties":{"provider":{"const":"imap","description":"Read the mailbox over IMAP."},"host":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[A-Za-z0-9.:\\[\\]-]+$","description":"IMAP server host name or address (no scheme, no port)."},"port":{"type":"integer","minimum":1,"maximum":65535,"description":"IMAP port. Default: 993 with `tls: implicit`, 143 otherwise."},"tls":{"enum":["implicit","starttls","none"],"default":"implicit","description":"`implicit` (TLS from the first byte, port 993), `starttls` (STARTTLS required, port 143), or `none` (plain text; only for a loopback server, and only with allow_private_networks)."},"user":{"type":"string","minLength":1,"description":"Login name."},"password":{"type":"string","minLength":1,"description":"Password; normally `${file:...}`."},"access_token":{"type":"string","minLength":1,"description":"OAuth2 access token for XOAUTH2 instead of a password; normally `${file:...}`."},"mailbox":{"type":"string","minLength":1,"default":"INBOX","description":"Mailbox to read."},"allow_private_networks":{"type":"boolean","default":false,"description":"Allow a host on loopback or private networks."}}},"else":{"type":"object","title":"Gmail account","additionalProperties":false,"required":["client_id","client_secret","refresh_token"],"properties":{"provider":{"const":"gmail","default":"gmail","description":"`gmail` (default) or `imap`."},"client_id":{"type":"string","minLength":1,"description":"OAuth client id."},"client_secret":{"type":"string","minLength":1,"description":"OAuth client secret; normally `${file:...}`."},"refresh_token":{"type":"string","minLength":1,"description":"Long-lived refresh token of the mailbox or calendar owner; normally `${file:...}`."},"token_url":{"type":"string","format":"uri","pattern":"^https?://","default":"https://oauth2.googleapis.com/token","description":"OAuth2 token endpoint."},"api_base_url":{"type":"string","format":"uri","pattern":"^https?://","default":"https://gmail.googleapis.com","description":"Base URL of the provider API (tests point it at a local fake)."},"allow_private_networks":{"type":"boolean","default":false,"description":"Allow token and API URLs on loopback or private networks."}}}};
+const schema11 = {"type":"object","title":"mail account","if":{"type":"object","required":["provider"],"properties":{"provider":{"const":"imap"}}},"then":{"type":"object","title":"IMAP account","additionalProperties":false,"required":["provider","host","user"],"oneOf":[{"required":["password"]},{"required":["access_token"]}],"properties":{"provider":{"const":"imap","description":"Read the mailbox over IMAP."},"host":{"type":"string","minLength":1,"maxLength":253,"pattern":"^[A-Za-z0-9.:\\[\\]-]+$","description":"IMAP server host name or address (no scheme, no port)."},"port":{"type":"integer","minimum":1,"maximum":65535,"description":"IMAP port. Default: 993 with `tls: implicit`, 143 otherwise."},"tls":{"enum":["implicit","starttls","none"],"default":"implicit","description":"`implicit` (TLS from the first byte, port 993), `starttls` (STARTTLS required, port 143), or `none` (plain text; only for a loopback server, and only with allow_private_networks)."},"user":{"type":"string","minLength":1,"description":"Login name."},"password":{"type":"string","minLength":1,"description":"Password; normally `${file:...}`."},"access_token":{"type":"string","minLength":1,"description":"OAuth2 access token for XOAUTH2 instead of a password; normally `${file:...}`."},"tls_ca_file":{"type":"string","minLength":1,"description":"PEM file of the CA certificate(s) trusted for this server instead of the system CAs (a private CA or a self-signed certificate); a relative path resolves against the working directory. Read at every connect."},"mailbox":{"type":"string","minLength":1,"default":"INBOX","description":"Mailbox to read."},"allow_private_networks":{"type":"boolean","default":false,"description":"Allow a host on loopback or private networks."}}},"else":{"type":"object","title":"Gmail account","additionalProperties":false,"required":["client_id","client_secret","refresh_token"],"properties":{"provider":{"const":"gmail","default":"gmail","description":"`gmail` (default) or `imap`."},"client_id":{"type":"string","minLength":1,"description":"OAuth client id."},"client_secret":{"type":"string","minLength":1,"description":"OAuth client secret; normally `${file:...}`."},"refresh_token":{"type":"string","minLength":1,"description":"Long-lived refresh token of the mailbox or calendar owner; normally `${file:...}`."},"token_url":{"type":"string","format":"uri","pattern":"^https?://","default":"https://oauth2.googleapis.com/token","description":"OAuth2 token endpoint."},"api_base_url":{"type":"string","format":"uri","pattern":"^https?://","default":"https://gmail.googleapis.com","description":"Base URL of the provider API (tests point it at a local fake)."},"allow_private_networks":{"type":"boolean","default":false,"description":"Allow token and API URLs on loopback or private networks."}}}};
 const func2 = Object.prototype.hasOwnProperty;
 const func3 = validatorRuntime("ajv/dist/runtime/ucs2length").default;
 const pattern0 = new RegExp("^[A-Za-z0-9.:\\[\\]-]+$", "u");
@@ -375,10 +375,11 @@ vErrors.push(err25);
 errors++;
 }
 }
-let data8 = data.mailbox;
+if(data.tls_ca_file !== undefined){
+let data8 = data.tls_ca_file;
 if(typeof data8 === "string"){
 if(func3(data8) < 1){
-const err26 = {instancePath:instancePath+"/mailbox",schemaPath:"#/then/properties/mailbox/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.then.properties.mailbox,data:data8};
+const err26 = {instancePath:instancePath+"/tls_ca_file",schemaPath:"#/then/properties/tls_ca_file/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.then.properties.tls_ca_file,data:data8};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -389,7 +390,7 @@ errors++;
 }
 }
 else {
-const err27 = {instancePath:instancePath+"/mailbox",schemaPath:"#/then/properties/mailbox/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.then.properties.mailbox.type,parentSchema:schema11.then.properties.mailbox,data:data8};
+const err27 = {instancePath:instancePath+"/tls_ca_file",schemaPath:"#/then/properties/tls_ca_file/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.then.properties.tls_ca_file.type,parentSchema:schema11.then.properties.tls_ca_file,data:data8};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -398,9 +399,11 @@ vErrors.push(err27);
 }
 errors++;
 }
-let data9 = data.allow_private_networks;
-if(typeof data9 !== "boolean"){
-const err28 = {instancePath:instancePath+"/allow_private_networks",schemaPath:"#/then/properties/allow_private_networks/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.then.properties.allow_private_networks.type,parentSchema:schema11.then.properties.allow_private_networks,data:data9};
+}
+let data9 = data.mailbox;
+if(typeof data9 === "string"){
+if(func3(data9) < 1){
+const err28 = {instancePath:instancePath+"/mailbox",schemaPath:"#/then/properties/mailbox/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.then.properties.mailbox,data:data9};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -411,7 +414,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath,schemaPath:"#/then/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.then.type,parentSchema:schema11.then,data};
+const err29 = {instancePath:instancePath+"/mailbox",schemaPath:"#/then/properties/mailbox/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.then.properties.mailbox.type,parentSchema:schema11.then.properties.mailbox,data:data9};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -420,12 +423,34 @@ vErrors.push(err29);
 }
 errors++;
 }
+let data10 = data.allow_private_networks;
+if(typeof data10 !== "boolean"){
+const err30 = {instancePath:instancePath+"/allow_private_networks",schemaPath:"#/then/properties/allow_private_networks/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.then.properties.allow_private_networks.type,parentSchema:schema11.then.properties.allow_private_networks,data:data10};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+else {
+const err31 = {instancePath,schemaPath:"#/then/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.then.type,parentSchema:schema11.then,data};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
 var _valid0 = _errs5 === errors;
 valid0 = _valid0;
 ifClause0 = "then";
 }
 else {
-const _errs27 = errors;
+const _errs29 = errors;
 if(data && typeof data == "object" && !Array.isArray(data)){
 if(data.provider === undefined){
 data.provider = "gmail";
@@ -440,27 +465,7 @@ if(data.allow_private_networks === undefined){
 data.allow_private_networks = false;
 }
 if(data.client_id === undefined){
-const err30 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "client_id"},message:"must have required property '"+"client_id"+"'",schema:schema11.else.required,parentSchema:schema11.else,data};
-if(vErrors === null){
-vErrors = [err30];
-}
-else {
-vErrors.push(err30);
-}
-errors++;
-}
-if(data.client_secret === undefined){
-const err31 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "client_secret"},message:"must have required property '"+"client_secret"+"'",schema:schema11.else.required,parentSchema:schema11.else,data};
-if(vErrors === null){
-vErrors = [err31];
-}
-else {
-vErrors.push(err31);
-}
-errors++;
-}
-if(data.refresh_token === undefined){
-const err32 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "refresh_token"},message:"must have required property '"+"refresh_token"+"'",schema:schema11.else.required,parentSchema:schema11.else,data};
+const err32 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "client_id"},message:"must have required property '"+"client_id"+"'",schema:schema11.else.required,parentSchema:schema11.else,data};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -469,9 +474,8 @@ vErrors.push(err32);
 }
 errors++;
 }
-for(const key1 in data){
-if(!(((((((key1 === "provider") || (key1 === "client_id")) || (key1 === "client_secret")) || (key1 === "refresh_token")) || (key1 === "token_url")) || (key1 === "api_base_url")) || (key1 === "allow_private_networks"))){
-const err33 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema11.else,data};
+if(data.client_secret === undefined){
+const err33 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "client_secret"},message:"must have required property '"+"client_secret"+"'",schema:schema11.else.required,parentSchema:schema11.else,data};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -480,10 +484,8 @@ vErrors.push(err33);
 }
 errors++;
 }
-}
-let data10 = data.provider;
-if("gmail" !== data10){
-const err34 = {instancePath:instancePath+"/provider",schemaPath:"#/else/properties/provider/const",keyword:"const",params:{allowedValue: "gmail"},message:"must be equal to constant",schema:"gmail",parentSchema:schema11.else.properties.provider,data:data10};
+if(data.refresh_token === undefined){
+const err34 = {instancePath,schemaPath:"#/else/required",keyword:"required",params:{missingProperty: "refresh_token"},message:"must have required property '"+"refresh_token"+"'",schema:schema11.else.required,parentSchema:schema11.else,data};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -492,11 +494,9 @@ vErrors.push(err34);
 }
 errors++;
 }
-if(data.client_id !== undefined){
-let data11 = data.client_id;
-if(typeof data11 === "string"){
-if(func3(data11) < 1){
-const err35 = {instancePath:instancePath+"/client_id",schemaPath:"#/else/properties/client_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.else.properties.client_id,data:data11};
+for(const key1 in data){
+if(!(((((((key1 === "provider") || (key1 === "client_id")) || (key1 === "client_secret")) || (key1 === "refresh_token")) || (key1 === "token_url")) || (key1 === "api_base_url")) || (key1 === "allow_private_networks"))){
+const err35 = {instancePath,schemaPath:"#/else/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema11.else,data};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -506,8 +506,9 @@ vErrors.push(err35);
 errors++;
 }
 }
-else {
-const err36 = {instancePath:instancePath+"/client_id",schemaPath:"#/else/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.else.properties.client_id.type,parentSchema:schema11.else.properties.client_id,data:data11};
+let data11 = data.provider;
+if("gmail" !== data11){
+const err36 = {instancePath:instancePath+"/provider",schemaPath:"#/else/properties/provider/const",keyword:"const",params:{allowedValue: "gmail"},message:"must be equal to constant",schema:"gmail",parentSchema:schema11.else.properties.provider,data:data11};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -516,12 +517,11 @@ vErrors.push(err36);
 }
 errors++;
 }
-}
-if(data.client_secret !== undefined){
-let data12 = data.client_secret;
+if(data.client_id !== undefined){
+let data12 = data.client_id;
 if(typeof data12 === "string"){
 if(func3(data12) < 1){
-const err37 = {instancePath:instancePath+"/client_secret",schemaPath:"#/else/properties/client_secret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.else.properties.client_secret,data:data12};
+const err37 = {instancePath:instancePath+"/client_id",schemaPath:"#/else/properties/client_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.else.properties.client_id,data:data12};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -532,7 +532,7 @@ errors++;
 }
 }
 else {
-const err38 = {instancePath:instancePath+"/client_secret",schemaPath:"#/else/properties/client_secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.else.properties.client_secret.type,parentSchema:schema11.else.properties.client_secret,data:data12};
+const err38 = {instancePath:instancePath+"/client_id",schemaPath:"#/else/properties/client_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.else.properties.client_id.type,parentSchema:schema11.else.properties.client_id,data:data12};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -542,11 +542,11 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data.refresh_token !== undefined){
-let data13 = data.refresh_token;
+if(data.client_secret !== undefined){
+let data13 = data.client_secret;
 if(typeof data13 === "string"){
 if(func3(data13) < 1){
-const err39 = {instancePath:instancePath+"/refresh_token",schemaPath:"#/else/properties/refresh_token/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.else.properties.refresh_token,data:data13};
+const err39 = {instancePath:instancePath+"/client_secret",schemaPath:"#/else/properties/client_secret/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.else.properties.client_secret,data:data13};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -557,7 +557,7 @@ errors++;
 }
 }
 else {
-const err40 = {instancePath:instancePath+"/refresh_token",schemaPath:"#/else/properties/refresh_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.else.properties.refresh_token.type,parentSchema:schema11.else.properties.refresh_token,data:data13};
+const err40 = {instancePath:instancePath+"/client_secret",schemaPath:"#/else/properties/client_secret/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.else.properties.client_secret.type,parentSchema:schema11.else.properties.client_secret,data:data13};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -567,10 +567,11 @@ vErrors.push(err40);
 errors++;
 }
 }
-let data14 = data.token_url;
+if(data.refresh_token !== undefined){
+let data14 = data.refresh_token;
 if(typeof data14 === "string"){
-if(!pattern1.test(data14)){
-const err41 = {instancePath:instancePath+"/token_url",schemaPath:"#/else/properties/token_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema11.else.properties.token_url,data:data14};
+if(func3(data14) < 1){
+const err41 = {instancePath:instancePath+"/refresh_token",schemaPath:"#/else/properties/refresh_token/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.else.properties.refresh_token,data:data14};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -579,8 +580,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-if(!(formats0(data14))){
-const err42 = {instancePath:instancePath+"/token_url",schemaPath:"#/else/properties/token_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\"",schema:"uri",parentSchema:schema11.else.properties.token_url,data:data14};
+}
+else {
+const err42 = {instancePath:instancePath+"/refresh_token",schemaPath:"#/else/properties/refresh_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.else.properties.refresh_token.type,parentSchema:schema11.else.properties.refresh_token,data:data14};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -590,8 +592,10 @@ vErrors.push(err42);
 errors++;
 }
 }
-else {
-const err43 = {instancePath:instancePath+"/token_url",schemaPath:"#/else/properties/token_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.else.properties.token_url.type,parentSchema:schema11.else.properties.token_url,data:data14};
+let data15 = data.token_url;
+if(typeof data15 === "string"){
+if(!pattern1.test(data15)){
+const err43 = {instancePath:instancePath+"/token_url",schemaPath:"#/else/properties/token_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema11.else.properties.token_url,data:data15};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -600,10 +604,8 @@ vErrors.push(err43);
 }
 errors++;
 }
-let data15 = data.api_base_url;
-if(typeof data15 === "string"){
-if(!pattern1.test(data15)){
-const err44 = {instancePath:instancePath+"/api_base_url",schemaPath:"#/else/properties/api_base_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema11.else.properties.api_base_url,data:data15};
+if(!(formats0(data15))){
+const err44 = {instancePath:instancePath+"/token_url",schemaPath:"#/else/properties/token_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\"",schema:"uri",parentSchema:schema11.else.properties.token_url,data:data15};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -612,8 +614,9 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(!(formats0(data15))){
-const err45 = {instancePath:instancePath+"/api_base_url",schemaPath:"#/else/properties/api_base_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\"",schema:"uri",parentSchema:schema11.else.properties.api_base_url,data:data15};
+}
+else {
+const err45 = {instancePath:instancePath+"/token_url",schemaPath:"#/else/properties/token_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.else.properties.token_url.type,parentSchema:schema11.else.properties.token_url,data:data15};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -622,9 +625,10 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-else {
-const err46 = {instancePath:instancePath+"/api_base_url",schemaPath:"#/else/properties/api_base_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.else.properties.api_base_url.type,parentSchema:schema11.else.properties.api_base_url,data:data15};
+let data16 = data.api_base_url;
+if(typeof data16 === "string"){
+if(!pattern1.test(data16)){
+const err46 = {instancePath:instancePath+"/api_base_url",schemaPath:"#/else/properties/api_base_url/pattern",keyword:"pattern",params:{pattern: "^https?://"},message:"must match pattern \""+"^https?://"+"\"",schema:"^https?://",parentSchema:schema11.else.properties.api_base_url,data:data16};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -633,9 +637,8 @@ vErrors.push(err46);
 }
 errors++;
 }
-let data16 = data.allow_private_networks;
-if(typeof data16 !== "boolean"){
-const err47 = {instancePath:instancePath+"/allow_private_networks",schemaPath:"#/else/properties/allow_private_networks/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.else.properties.allow_private_networks.type,parentSchema:schema11.else.properties.allow_private_networks,data:data16};
+if(!(formats0(data16))){
+const err47 = {instancePath:instancePath+"/api_base_url",schemaPath:"#/else/properties/api_base_url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\"",schema:"uri",parentSchema:schema11.else.properties.api_base_url,data:data16};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -646,7 +649,7 @@ errors++;
 }
 }
 else {
-const err48 = {instancePath,schemaPath:"#/else/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.else.type,parentSchema:schema11.else,data};
+const err48 = {instancePath:instancePath+"/api_base_url",schemaPath:"#/else/properties/api_base_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.else.properties.api_base_url.type,parentSchema:schema11.else.properties.api_base_url,data:data16};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -655,12 +658,9 @@ vErrors.push(err48);
 }
 errors++;
 }
-var _valid0 = _errs27 === errors;
-valid0 = _valid0;
-ifClause0 = "else";
-}
-if(!valid0){
-const err49 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema11.if,parentSchema:schema11,data};
+let data17 = data.allow_private_networks;
+if(typeof data17 !== "boolean"){
+const err49 = {instancePath:instancePath+"/allow_private_networks",schemaPath:"#/else/properties/allow_private_networks/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.else.properties.allow_private_networks.type,parentSchema:schema11.else.properties.allow_private_networks,data:data17};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -669,12 +669,37 @@ vErrors.push(err49);
 }
 errors++;
 }
+}
+else {
+const err50 = {instancePath,schemaPath:"#/else/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.else.type,parentSchema:schema11.else,data};
+if(vErrors === null){
+vErrors = [err50];
+}
+else {
+vErrors.push(err50);
+}
+errors++;
+}
+var _valid0 = _errs29 === errors;
+valid0 = _valid0;
+ifClause0 = "else";
+}
+if(!valid0){
+const err51 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: ifClause0},message:"must match \""+ifClause0+"\" schema",schema:schema11.if,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err51];
+}
+else {
+vErrors.push(err51);
+}
+errors++;
+}
 validate10.errors = vErrors;
 return errors === 0;
 }
 
 const mailConfigSchema = validate11;
-const schema12 = {"type":"object","additionalProperties":false,"required":["deliver","message_template","query"],"properties":{"deliver":{"type":"object","additionalProperties":false,"required":["channel","to"],"properties":{"channel":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]*$","maxLength":64,"description":"Channel plugin; the job agent needs a binding for it."},"to":{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\u0000-\\u001f\\u007f]+$","description":"Recipient id on that channel: at most 256 characters, no control characters."}}},"message_template":{"type":"string","minLength":1,"description":"Text sent per item; `{placeholder}` fields, `{{`/`}}` for braces."},"max_per_tick":{"type":"integer","minimum":1,"description":"Items delivered per tick at most; the rest wait for the next tick.","default":20},"dispatch_delay_ms":{"type":"integer","minimum":0,"maximum":600000,"description":"Pause between two deliveries of one tick.","default":1000},"max_items_considered":{"type":"integer","minimum":1,"maximum":100000,"description":"Items of one fetch a tick considers, the newest kept (default 10000); the rest are dropped with a warning."},"query":{"type":"string","maxLength":2000,"description":"Mailbox search query (search-box syntax, e.g. `from:shop.example subject:order`); ` newer_than:<newer_than>` is appended. Add `is:unread` to see unread mail only."},"newer_than":{"type":"string","pattern":"^[1-9][0-9]{0,3}[dmy]$","default":"2d","description":"Look-back window: days (`2d`), months (`1m`) or years (`1y`). Bounds back-fill and every listing."},"sender_allowlist":{"type":"array","items":{"type":"string","minLength":1},"default":[],"description":"Allowed senders: exact addresses, or domains (matching subdomains too). Empty: everyone."},"extract":{"type":"object","additionalProperties":{"type":"string","minLength":1,"maxLength":1000},"default":{},"description":"name -> regex; capture group 1 on the decoded body becomes {name}."},"require_fields":{"type":"array","items":{"type":"string","minLength":1},"default":[],"description":"Extract names that must have a value; other messages are skipped."},"mark_read_on_dispatch":{"type":"boolean","default":true,"description":"Remove the UNREAD label once the message was delivered."}}};
+const schema12 = {"type":"object","additionalProperties":false,"required":["deliver","message_template","query"],"properties":{"deliver":{"type":"object","additionalProperties":false,"required":["channel","to"],"properties":{"channel":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]*$","maxLength":64,"description":"Channel plugin; the job agent needs a binding for it."},"to":{"type":"string","minLength":1,"maxLength":256,"pattern":"^[^\\u0000-\\u001f\\u007f]+$","description":"Recipient id on that channel: at most 256 characters, no control characters."}}},"message_template":{"type":"string","minLength":1,"description":"Text sent per item; `{placeholder}` fields, `{{`/`}}` for braces."},"max_per_tick":{"type":"integer","minimum":1,"description":"Items delivered per tick at most; the rest wait for the next tick.","default":20},"dispatch_delay_ms":{"type":"integer","minimum":0,"maximum":600000,"description":"Pause between two deliveries of one tick.","default":1000},"max_items_considered":{"type":"integer","minimum":1,"maximum":100000,"description":"Items of one fetch a tick considers, the newest kept (default 10000); the rest are dropped with a warning."},"query":{"type":"string","maxLength":2000,"description":"Mailbox search query (search-box syntax, e.g. `from:shop.example subject:order`); ` newer_than:<newer_than>` is appended. Add `is:unread` to see unread mail only."},"newer_than":{"type":"string","pattern":"^[1-9][0-9]{0,3}[dmy]$","default":"2d","description":"Look-back window: days (`2d`), months (`1m`) or years (`1y`). Bounds back-fill and every listing."},"sender_allowlist":{"type":"array","items":{"type":"string","minLength":1},"default":[],"description":"Allowed senders: exact addresses, or domains (matching subdomains too). Empty: everyone."},"extract":{"type":"object","additionalProperties":{"type":"string","minLength":1,"maxLength":1000},"default":{},"description":"name -> regex; capture group 1 on the decoded body becomes {name}."},"require_fields":{"type":"array","items":{"type":"string","minLength":1},"default":[],"description":"Extract names that must have a value; other messages are skipped."},"mark_read_on_dispatch":{"type":"boolean","default":true,"description":"Mark the message read once its delivery was committed (Gmail: remove the UNREAD label; IMAP: set \\Seen)."}}};
 const pattern3 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]*$", "u");
 const pattern4 = new RegExp("^[^\\u0000-\\u001f\\u007f]+$", "u");
 const pattern5 = new RegExp("^[1-9][0-9]{0,3}[dmy]$", "u");
@@ -1190,6 +1215,6 @@ return errors === 0;
 }
 
 registerValidators({
-  '4b37b27417d4f4146461d0c08b9758d2': mailAccountSchema,
-  '674af80ddaf1981214caf2ae205a0874': mailConfigSchema,
+  '90c62ae25a2a67dfacfd1204e8a23564': mailAccountSchema,
+  'ddeb1b8236c77daf95613a7dbab41205': mailConfigSchema,
 });

@@ -1,14 +1,21 @@
-/** The `mail` kind over IMAP against a real Dovecot, inside the real poller service (SQLite state). */
+/**
+ * The `mail` kind over IMAP against a real Dovecot, inside the real poller service (SQLite state): what only
+ * IMAP has (MIME and charsets, query translation, one connection, UIDVALIDITY). The behaviours both providers
+ * share are the table of `acceptance.test.ts`.
+ */
 import type { TestJobSpec } from '@agent/poller-runtime/testing';
 import { mailJob as mailJobOf } from './helpers.js';
 import { ImapFlow } from 'imapflow';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mailPollerKind } from '../src/index.js';
 import { startDovecot, type DovecotServer } from '../src/testing.js';
-import { alternativeWithAttachment, htmlOnly, latin1Qp, plain } from './mime.js';
+import { alternativeWithAttachment, htmlOnly, latin1Qp, plain, rawBytes } from './mime.js';
 import { serviceHarness } from './service-harness.js';
 
 const START = Date.parse('2026-03-01T12:00:00Z');
+/** Raw header lines for `rawBytes`. */
+const from = (s: string) => Buffer.from(`From: ${s}`);
+const subject = (s: string) => Buffer.from(`Subject: ${s}`);
 const MIN = 60_000;
 const HOUR = 3_600_000;
 
@@ -45,7 +52,7 @@ async function mailbox(): Promise<string> {
   return name;
 }
 
-async function append(box: string, raw: string, atMs: number, flags: string[] = []): Promise<void> {
+async function append(box: string, raw: string | Buffer, atMs: number, flags: string[] = []): Promise<void> {
   await admin.append(box, raw, flags, new Date(atMs));
 }
 
@@ -132,16 +139,6 @@ describe('mail over IMAP (Dovecot)', () => {
     expect((await h.service.show('m')).last_status).toBe('ok');
   });
 
-  it('mark_read_on_dispatch: false leaves \\Seen alone and the seen set still prevents repeats', async () => {
-    const box = await mailbox();
-    await append(box, plain({ subject: 'one' }, 'x'), START - HOUR);
-    const h = await setup([mailJob('m', { mark_read_on_dispatch: false })], account(box));
-    await h.advance(0);
-    await h.advance(MIN);
-    expect(h.dispatcher.texts()).toEqual(['one | orders@shop.example | x']);
-    expect(await seenFlags(box)).toEqual([false]);
-  });
-
   it('the query is translated: from:, OR, -, subject phrases; sender_allowlist and extract apply', async () => {
     const box = await mailbox();
     await append(
@@ -154,7 +151,13 @@ describe('mail over IMAP (Dovecot)', () => {
       plain({ from: 'b@two.example', subject: 'Order 13 shipped' }, 'Tracking: QQ1'),
       START - 2 * HOUR,
     );
-    await append(box, plain({ from: 'c@three.example', subject: 'Order 14 shipped' }, 'none'), START - HOUR);
+    // Matches the query and has a tracking number: only the allowlist keeps it out.
+    await append(
+      box,
+      plain({ from: 'c@three.example', subject: 'Order 14 shipped' }, 'Tracking: AL1'),
+      START - HOUR,
+    );
+    await append(box, plain({ from: 'd@two.example', subject: 'Order 15 shipped' }, 'none'), START - HOUR);
     await append(box, plain({ from: 'a@one.example', subject: 'newsletter' }, 'Tracking: NO'), START - HOUR);
     const query =
       '(from:one.example OR from:two.example OR from:three.example) "order" -subject:"13 shipped"';
@@ -162,6 +165,7 @@ describe('mail over IMAP (Dovecot)', () => {
       [
         mailJob('m', {
           query,
+          sender_allowlist: ['one.example', 'two.example'],
           extract: { tracking: 'Tracking: (\\w+)' },
           require_fields: ['tracking'],
           message_template: '{subject} {tracking}',
@@ -247,5 +251,103 @@ describe('mail over IMAP (Dovecot)', () => {
     await expect(tool.handler({ query: 'has:attachment' }, ctx)).rejects.toThrow(/has:attachment/);
     expect(await seenFlags(box)).toEqual([false, false, false, true]);
     expect(h.dispatcher.deliveries).toHaveLength(0);
+  });
+  it('decodes every charset the part names, an unknown one as windows-1252, and raw 8-bit headers', async () => {
+    const box = await mailbox();
+    const cp1252 = Buffer.from([
+      ...Buffer.from('Prix: 5 '),
+      0x80,
+      ...Buffer.from(' '),
+      0x97,
+      ...Buffer.from(' na'),
+      0xef,
+      ...Buffer.from('ve'),
+    ]);
+    const koi8r = Buffer.from([0xf0, 0xd2, 0xc9, 0xd7, 0xc5, 0xd4]);
+    // こんにちは in ISO-2022-JP: JIS X 0208 between ESC $ B and ESC ( B.
+    const iso2022jp = Buffer.from([
+      0x1b, 0x24, 0x42, 0x24, 0x33, 0x24, 0x73, 0x24, 0x4b, 0x24, 0x41, 0x24, 0x4f, 0x1b, 0x28, 0x42,
+    ]);
+    const mails: [Buffer[], string, Buffer][] = [
+      [[from('a@shop.example'), subject('cp1252')], 'text/plain; charset=windows-1252', cp1252],
+      [[from('a@shop.example'), subject('koi8')], 'text/plain; charset=KOI8-R', koi8r],
+      [[from('a@shop.example'), subject('jis')], 'text/plain; charset=ISO-2022-JP', iso2022jp],
+      [
+        [from('a@shop.example'), subject('unknown label')],
+        'text/html; charset=x-unknown-8bit',
+        Buffer.from([...Buffer.from('<p>Caf'), 0xe9, ...Buffer.from('</p>')]),
+      ],
+      [
+        // RFC 6532 UTF-8 in a header, and a legacy latin-1 display name.
+        [
+          Buffer.concat([Buffer.from('From: Jos'), Buffer.from([0xe9]), Buffer.from(' <jose@shop.example>')]),
+          subject('Grüße aus Köln'),
+        ],
+        'text/plain; charset=utf-8',
+        Buffer.from('ünïcödé'),
+      ],
+    ];
+    for (const [i, [headers, type, body]] of mails.entries())
+      await append(box, rawBytes(headers, type, body), START - (10 - i) * HOUR);
+    const h = await setup(
+      [mailJob('m', { message_template: '{subject} | {from} | {from_address} | {snippet}' })],
+      account(box),
+    );
+    await h.advance(0);
+    expect(h.dispatcher.texts()).toEqual([
+      'cp1252 | a@shop.example | a@shop.example | Prix: 5 € — naïve',
+      'koi8 | a@shop.example | a@shop.example | Привет',
+      'jis | a@shop.example | a@shop.example | こんにちは',
+      'unknown label | a@shop.example | a@shop.example | Café',
+      'Grüße aus Köln | José <jose@shop.example> | jose@shop.example | ünïcödé',
+    ]);
+  });
+
+  it('a UIDVALIDITY change is logged and mail within newer_than is considered again', async () => {
+    const box = await mailbox();
+    await append(box, plain({ subject: 'outside' }, 'too old'), START - 3 * 24 * HOUR);
+    await append(box, plain({ subject: 'recent' }, 'x'), START - HOUR);
+    const h = await setup(
+      [
+        mailJob('all', { query: 'from:shop.example', message_template: 'all: {subject} {id}' }),
+        mailJob('unread', {
+          query: 'is:unread',
+          mark_read_on_dispatch: false,
+          message_template: 'unread: {subject} {id}',
+        }),
+      ],
+      account(box),
+    );
+    await h.advance(0);
+    const [before] = (
+      await server.doveadm('-f', 'flow', 'mailbox', 'status', '-u', server.user, 'uidvalidity', box)
+    )
+      .trim()
+      .split('=')
+      .slice(-1);
+    expect(h.dispatcher.texts().toSorted()).toEqual([
+      `all: recent ${before}:2`,
+      `unread: recent ${before}:2`,
+    ]);
+    // `all` marked it \Seen after its delivery.
+    expect(await seenFlags(box)).toEqual([false, true]);
+    await server.doveadm('mailbox', 'update', '--uid-validity', '4242', '-u', server.user, box);
+    await h.advance(MIN);
+    // The same message under the new UIDVALIDITY: `all` delivers it again; `unread` no longer lists it.
+    expect(h.dispatcher.texts().slice(2)).toEqual(['all: recent 4242:2']);
+    const warned = h.logger
+      .find('mailbox UIDVALIDITY changed: mail within newer_than is considered again')
+      .map((r) => r.fields)
+      .sort((a, b) => String(a.job_id).localeCompare(String(b.job_id)));
+    expect(warned).toEqual([
+      expect.objectContaining({ job_id: 'all', mailbox: box, from: before, to: '4242' }),
+      expect.objectContaining({ job_id: 'unread', mailbox: box, from: before, to: '4242' }),
+    ]);
+    await h.advance(MIN);
+    await h.advance(MIN);
+    expect(h.dispatcher.texts()).toHaveLength(3);
+    expect(
+      h.logger.find('mailbox UIDVALIDITY changed: mail within newer_than is considered again'),
+    ).toHaveLength(2);
   });
 });

@@ -4,6 +4,8 @@ interface Spec {
   from?: string;
   subject?: string;
   date?: string;
+  /** Without angle brackets; random when absent. */
+  messageId?: string;
 }
 
 function head(s: Spec, contentType: string, extra = ''): string {
@@ -12,7 +14,7 @@ function head(s: Spec, contentType: string, extra = ''): string {
     'To: alice@example.com',
     `Subject: ${s.subject ?? 'hello'}`,
     `Date: ${s.date ?? 'Sun, 01 Mar 2026 10:00:00 +0000'}`,
-    `Message-ID: <${Math.random().toString(36).slice(2)}@test.example>`,
+    `Message-ID: <${s.messageId ?? `${Math.random().toString(36).slice(2)}@test.example`}>`,
     'MIME-Version: 1.0',
     `Content-Type: ${contentType}`,
     ...(extra ? [extra] : []),
@@ -65,4 +67,22 @@ export function alternativeWithAttachment(s: Spec, text: string, html: string): 
 
 export function htmlOnly(s: Spec, html: string): string {
   return head(s, 'text/html; charset=utf-8') + html + '\r\n';
+}
+
+/**
+ * A single-part message as bytes: `headers` (raw, may hold 8-bit bytes as they are) and `body` in the
+ * part's charset, sent as 8bit.
+ */
+export function rawBytes(headers: Buffer[], contentType: string, body: Buffer): Buffer {
+  const crlf = Buffer.from('\r\n');
+  const lines = [
+    ...headers,
+    Buffer.from('To: alice@example.com'),
+    Buffer.from('Date: Sun, 01 Mar 2026 10:00:00 +0000'),
+    Buffer.from(`Message-ID: <${Math.random().toString(36).slice(2)}@test.example>`),
+    Buffer.from('MIME-Version: 1.0'),
+    Buffer.from(`Content-Type: ${contentType}`),
+    Buffer.from('Content-Transfer-Encoding: 8bit'),
+  ];
+  return Buffer.concat([...lines.flatMap((h) => [h, crlf]), crlf, body, crlf]);
 }

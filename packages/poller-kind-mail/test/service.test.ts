@@ -1,4 +1,8 @@
-/** The `mail` kind inside the real poller service: SQLite state, runner dedup, delivery and follow-ups. */
+/**
+ * The `mail` kind over the Gmail API inside the real poller service: what only this provider has (one OAuth2
+ * client per agent, `batchModify` failures, token and API errors, requests the tool makes). The behaviours
+ * both providers share are the table of `acceptance.test.ts`.
+ */
 import type { TestJobSpec } from '@agent/poller-runtime/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mailPollerKind } from '../src/index.js';
@@ -37,26 +41,6 @@ async function setup(jobs: TestJobSpec[]) {
 }
 
 describe('mail jobs in the poller service', () => {
-  it('back-fills within newer_than on the first tick, oldest first, max_per_tick with carry-over', async () => {
-    const { f, h, advance } = await setup([mailJob('m', { max_per_tick: 2 })]);
-    f.gmail.add(
-      { id: 'old', at: START - 3 * 24 * HOUR, subject: 'outside the window' },
-      ...[1, 2, 3, 4, 5].map((i) => ({
-        id: `m${i}`,
-        at: START - (10 - i) * HOUR,
-        subject: `s${i}`,
-        from: 'a@x.com',
-      })),
-    );
-    await advance(0);
-    expect(h.dispatcher.texts()).toEqual(['s1 from a@x.com', 's2 from a@x.com']);
-    await advance(MIN);
-    await advance(MIN);
-    expect(h.dispatcher.texts()).toEqual(['s1', 's2', 's3', 's4', 's5'].map((s) => `${s} from a@x.com`));
-    await advance(MIN);
-    expect(h.dispatcher.texts()).toHaveLength(5);
-  });
-
   it('two mail jobs of one agent share one client: one token refresh', async () => {
     const { f, h, advance } = await setup([
       mailJob('a', { query: 'from:a.example' }),
@@ -72,25 +56,6 @@ describe('mail jobs in the poller service', () => {
     expect(f.tokens.requests).toBe(1);
   });
 
-  it('marks a message read only after its delivery was accepted', async () => {
-    const { f, h, advance } = await setup([mailJob('m')]);
-    f.gmail.add({ id: 'a', at: START - HOUR, subject: 'hello' });
-    const unreadAtSend: boolean[] = [];
-    h.dispatcher.failWhen(() => {
-      unreadAtSend.push(f.gmail.labels('a').includes('UNREAD'));
-      return unreadAtSend.length === 1;
-    });
-    await advance(0);
-    expect(h.dispatcher.texts()).toEqual([]);
-    expect(f.gmail.labels('a')).toContain('UNREAD');
-    expect(f.gmail.count('batchModify')).toBe(0);
-    await advance(MIN);
-    expect(h.dispatcher.texts()).toEqual(['hello from someone@example.com']);
-    expect(unreadAtSend).toEqual([true, true]);
-    expect(f.gmail.labels('a')).not.toContain('UNREAD');
-    expect(f.gmail.count('batchModify')).toBe(1);
-  });
-
   it('a failing mark-read is logged and never causes a repeat', async () => {
     const { f, h, advance } = await setup([mailJob('m')]);
     f.gmail.add({ id: 'a', at: START - HOUR, subject: 'hello' });
@@ -102,45 +67,6 @@ describe('mail jobs in the poller service', () => {
     expect(f.gmail.labels('a')).toContain('UNREAD');
     expect(h.logger.find('poller item follow-up failed after delivery')).toHaveLength(1);
     expect((await h.service.show('m')).last_status).toBe('ok');
-  });
-
-  it('mark_read_on_dispatch: false never repeats a message and leaves it unread', async () => {
-    const { f, h, advance } = await setup([mailJob('m', { mark_read_on_dispatch: false })]);
-    f.gmail.add({ id: 'a', at: START - HOUR, subject: 'hello' });
-    await advance(0);
-    await advance(MIN);
-    f.gmail.add({ id: 'b', at: START + 90_000, subject: 'later' });
-    await advance(MIN);
-    await advance(MIN);
-    expect(h.dispatcher.texts()).toEqual([
-      'hello from someone@example.com',
-      'later from someone@example.com',
-    ]);
-    expect(f.gmail.labels('a')).toContain('UNREAD');
-    expect(f.gmail.count('batchModify')).toBe(0);
-  });
-
-  it('a message read by a person before the tick is still delivered once when the query does not ask for unread', async () => {
-    const { f, h, advance } = await setup([mailJob('m', { query: 'label:inbox' })]);
-    f.gmail.add({ id: 'a', at: START - HOUR, subject: 'read already', labels: ['INBOX'] });
-    await advance(0);
-    await advance(MIN);
-    expect(h.dispatcher.texts()).toEqual(['read already from someone@example.com']);
-  });
-
-  it('the sender allowlist is not fooled by display names', async () => {
-    const { f, h, advance } = await setup([
-      mailJob('m', { sender_allowlist: ['boss@corp.com', 'corp.com'] }),
-    ]);
-    f.gmail.add(
-      { id: 's1', at: START - 3 * HOUR, subject: 'spoof1', from: '"boss@corp.com" <evil@x.com>' },
-      { id: 's2', at: START - 2 * HOUR, subject: 'spoof2', from: 'boss@corp.com <evil@corp.com.evil>' },
-      { id: 's3', at: START - 2 * HOUR, subject: 'spoof3', from: 'x@evil-corp.com (boss@corp.com)' },
-      { id: 'ok', at: START - HOUR, subject: 'real', from: 'The Boss <BOSS@corp.com>' },
-      { id: 'sub', at: START - HOUR / 2, subject: 'sub', from: 'ops@eu.corp.com' },
-    );
-    await advance(0);
-    expect(h.dispatcher.texts()).toEqual(['real from boss@corp.com', 'sub from ops@eu.corp.com']);
   });
 
   it('a revoked refresh token pauses the job and alerts; the secret is in neither', async () => {

@@ -1,6 +1,7 @@
 /**
  * One shared resource per (agent, kind) (a kind's client, say), built on first use from the agent's account
- * and remembered with that account, so that a reload rebuilds only those whose account changed.
+ * and remembered with that account, so that a reload rebuilds only those whose account changed, and closes
+ * those no job uses any more (a tool builds its own again on its next call).
  */
 import { agentDirectory, type RuntimeConfigView } from './agent-directory.js';
 import type { GuardedHttp } from '@agent/guarded-http';
@@ -13,6 +14,7 @@ import {
   type PollerKind,
   type ResolvedAccount,
 } from '@agent/poller-core';
+import { pollersOf } from './pollers-section.js';
 import type { KindRegistry } from './registry.js';
 
 export interface SharedResources {
@@ -20,7 +22,10 @@ export interface SharedResources {
   get(agentId: string, kind: PollerKind): Promise<unknown>;
   /** Closes every resource; the next use rebuilds it. */
   dropAll(): Promise<void>;
-  /** Closes those whose account changed in the current snapshot (a rotated secret, another account). */
+  /**
+   * Closes those whose account changed in the current snapshot (a rotated secret, another account), and
+   * those of an (agent, kind) that no job of the snapshot has.
+   */
   dropChanged(): Promise<void>;
 }
 
@@ -104,10 +109,13 @@ export function createSharedResources(deps: {
 
     async dropChanged() {
       const stale: Promise<unknown>[] = [];
+      const used = new Set(
+        (pollersOf(deps.snapshot())?.jobs ?? []).map((j) => `${j.spec.agent}\u0000${j.spec.kind}`),
+      );
       for (const [key, entry] of cache) {
         const [agentId, kindName] = key.split('\u0000') as [string, string];
         const kind = registry.get(kindName);
-        if (!kind || fingerprint(agentId, kind) !== entry.account) {
+        if (!kind || !used.has(key) || fingerprint(agentId, kind) !== entry.account) {
           cache.delete(key);
           stale.push(entry.promise);
         }

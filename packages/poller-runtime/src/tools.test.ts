@@ -107,5 +107,16 @@ describe('tools', () => {
     await h.service.reload(rotated);
     expect(closed).toBe(2);
     expect(await tool.handler({}, ctx)).toMatchObject({ n: 3 });
+    // The last job of the (agent, kind) removed: its resource is closed at the reload, not left open; the
+    // tool builds one again when it is called.
+    const removed = createTestSnapshot({
+      agents: { assistant: { channels: ['chat_a', 'chat_b'], credentials: { mail: 'work' } } },
+      accounts: { mail: { work: { client_id: 'x', refresh_token: 'rotated' } } },
+      jobs: [],
+      version: 4,
+    });
+    await h.service.reload(removed);
+    expect(closed).toBe(3);
+    expect(await tool.handler({}, ctx)).toMatchObject({ n: 4 });
   });
 });
