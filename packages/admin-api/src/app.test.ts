@@ -3,7 +3,7 @@ import { scratchSchema, type ScratchSchema } from '@agent/pg/testing';
 import { createPostgresStateStore } from '@agent/poller-runtime/postgres';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SECRET, startPollers, type ClusterFixtureOptions, type PollerFixture } from '../test/pollers.js';
-import { createAdminApp, type AdminAppOptions } from './app.js';
+import { buildAdminApp, type AdminAppOptions } from './app.js';
 import type { CredentialsReloadResult } from './wire.js';
 import { ADMIN_ERROR_CODES } from './errors.js';
 import { ADMIN_ROUTES } from './routes.js';
@@ -22,7 +22,7 @@ async function setup(over: Partial<AdminAppOptions> = {}) {
   fixtures.push(f);
   const reloads = { pollers: 0, credentials: 0 };
   const logger = createMemoryLogger();
-  const app = createAdminApp({
+  const app = buildAdminApp({
     pollers: f.spy,
     reloadPollers: async () => {
       reloads.pollers++;

@@ -31,7 +31,10 @@ import type {
 
 /** Pages mounted on the admin server; see `AdminAppOptions.pages`. */
 export interface AdminPages {
-  app: Hono;
+  /** The GET routes of the pages (hono patterns, e.g. `/jobs/:id`): only these reach `fetch`. */
+  routes: readonly string[];
+  /** Answers a page request; `env` is what the HTTP adapter binds (the socket). */
+  fetch(request: Request, env: unknown): Response | Promise<Response>;
   isPublic(path: string): boolean;
   /** The page that asks a browser for the token (async: the pages may load on first use). */
   unauthorized(): Response | Promise<Response>;
@@ -87,7 +90,8 @@ const SERVICE_CODES: Record<string, AdminErrorCode> = {
 
 const JSON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
 
-export function createAdminApp(options: AdminAppOptions): Hono {
+/** The admin app itself; `createAdminApp` (lazy.ts) builds it at its first request. */
+export function buildAdminApp(options: AdminAppOptions): Hono {
   const logger = options.logger.child({ component: 'admin' });
   const redact = options.redact ?? ((t: string) => t);
   const pollersNow = (): AdminPollers | null =>
@@ -207,7 +211,8 @@ export function createAdminApp(options: AdminAppOptions): Hono {
     });
   }
 
-  if (options.pages) app.route('/', options.pages.app);
+  const pages = options.pages;
+  if (pages) for (const route of pages.routes) app.get(route, (c) => pages.fetch(c.req.raw, c.env));
 
   app.notFound((c) => {
     const routes = routesForPath(c.req.path);

@@ -5,8 +5,8 @@ import { createMemoryLogger } from '@agent/log';
 import { Counter, Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startPollers, type PollerFixture } from '../test/pollers.js';
-import { createAdminApp } from './app.js';
-import { createMetricsApp } from './metrics.js';
+import { buildAdminApp } from './app.js';
+import { buildMetricsApp } from './metrics.js';
 import { serveAdmin, serveApp, type ServedApp } from './serve.js';
 
 let fixtures: PollerFixture[] = [];
@@ -21,7 +21,7 @@ afterEach(async () => {
 async function adminApp() {
   const f = await startPollers();
   fixtures.push(f);
-  const app = createAdminApp({
+  const app = buildAdminApp({
     pollers: f.spy,
     reloadPollers: async () => ({ add: [], replace: [], remove: [], keep: [], rejected: [] }),
     reloadCredentials: async () => ({ channels: [], pollers: true }),
@@ -36,7 +36,7 @@ function metricsApp(hosts?: string[]) {
   new Counter({ name: 'poller_ticks_total', help: 'x', labelNames: ['job_id'], registers: [registry] })
     .labels('secret-project-sync')
     .inc();
-  return createMetricsApp(registry, hosts ? { hosts } : {});
+  return buildMetricsApp(registry, hosts ? { hosts } : {});
 }
 
 interface Answer {

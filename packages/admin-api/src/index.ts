@@ -1,6 +1,7 @@
-export { createMetricsApp, type MetricsAppOptions } from './metrics.js';
+export type { MetricsAppOptions } from './metrics.js';
+export { createAdminApp, createMetricsApp, type HttpApp } from './lazy.js';
 export { parseListen, serveAdmin, serveApp, type ServedApp, type ServeOptions } from './serve.js';
-export { createAdminApp, type AdminAppOptions, type AdminPages, type AdminPollers } from './app.js';
+export type { AdminAppOptions, AdminPages, AdminPollers } from './app.js';
 export type {
   AdminAgent,
   AdminAgentList,

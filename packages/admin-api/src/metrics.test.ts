@@ -1,7 +1,7 @@
 import { TextGauge } from '@agent/metrics-text';
 import { Counter, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createMetricsApp } from './metrics.js';
+import { buildMetricsApp } from './metrics.js';
 import { parseListen, serveApp } from './serve.js';
 
 // What a scraper sends; a request without a Host is refused.
@@ -11,7 +11,7 @@ describe('metrics app', () => {
   it('serves the registry in text exposition format', async () => {
     const registry = new Registry();
     new Counter({ name: 'x_total', help: 'x', registers: [registry] }).inc(3);
-    const res = await createMetricsApp(registry).request('/metrics', scrape);
+    const res = await buildMetricsApp(registry).request('/metrics', scrape);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
     expect(await res.text()).toContain('x_total 3');
@@ -23,7 +23,7 @@ describe('metrics app', () => {
     const paused = new TextGauge({ name: 'p', help: 'p', labelNames: ['job_id'], registers: [registry] });
     paused.set({ job_id: 'j"1' }, 1);
     paused.set({ job_id: 'j2' }, Number.NaN);
-    const text = await (await createMetricsApp(registry).request('/metrics', scrape)).text();
+    const text = await (await buildMetricsApp(registry).request('/metrics', scrape)).text();
     expect(text).toBe(
       '# HELP x_total x\n# TYPE x_total counter\nx_total 3\n\n# HELP p p\n# TYPE p gauge\np{job_id="j\\"1"} 1\np{job_id="j2"} NaN\n',
     );
@@ -32,7 +32,7 @@ describe('metrics app', () => {
   });
 
   it('is served on a free loopback port', async () => {
-    const served = await serveApp(createMetricsApp(new Registry()), { host: '127.0.0.1', port: 0 });
+    const served = await serveApp(buildMetricsApp(new Registry()), { host: '127.0.0.1', port: 0 });
     try {
       expect(served.port).toBeGreaterThan(0);
       const res = await fetch(`${served.url}/metrics`);
@@ -45,7 +45,7 @@ describe('metrics app', () => {
 
   it('answers /healthz always and /readyz only while ready', async () => {
     let ready = false;
-    const app = createMetricsApp(new Registry(), { ready: () => ready });
+    const app = buildMetricsApp(new Registry(), { ready: () => ready });
     expect((await app.request('/healthz', scrape)).status).toBe(200);
     const before = await app.request('/readyz', scrape);
     expect([before.status, await before.json()]).toEqual([503, { status: 'not ready' }]);

@@ -18,7 +18,8 @@ export interface MetricsAppOptions {
   hosts?: readonly string[];
 }
 
-export function createMetricsApp(registry: Registry, options: MetricsAppOptions = {}): Hono {
+/** The metrics app itself; `createMetricsApp` (lazy.ts) builds it at its first request. */
+export function buildMetricsApp(registry: Registry, options: MetricsAppOptions = {}): Hono {
   const ready = options.ready ?? (() => true);
   const hosts = options.hosts ?? [];
   const app = new Hono();

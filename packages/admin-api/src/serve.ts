@@ -1,9 +1,9 @@
-/** Serving a Hono app on a TCP address; the bound address is returned (port 0 picks a free port). */
+/** Serving an HTTP app on a TCP address; the bound address is returned (port 0 picks a free port). */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '@agent/log';
-import type { Hono } from 'hono';
 import { AdminError } from './errors.js';
+import type { Fetchable } from './lazy.js';
 
 export interface ServedApp {
   host: string;
@@ -57,10 +57,12 @@ type NodeListener = (req: IncomingMessage, res: ServerResponse) => Promise<void>
  * implementation for its Request and Response) is imported at the first request: a daemon nobody asks
  * does not carry it.
  */
-function lazyListener(app: Hono, hostname: string, logger?: Pick<Logger, 'error'>): NodeListener {
+function lazyListener(app: Fetchable, hostname: string, logger?: Pick<Logger, 'error'>): NodeListener {
   let listener: Promise<NodeListener> | undefined;
   return (req, res) => {
-    listener ??= import('@hono/node-server').then((m) => m.getRequestListener(app.fetch, { hostname }));
+    listener ??= import('@hono/node-server').then((m) =>
+      m.getRequestListener((request, env) => app.fetch(request, env), { hostname }),
+    );
     return listener
       .then((l) => l(req, res))
       .catch((err: unknown) => {
@@ -77,7 +79,7 @@ function lazyListener(app: Hono, hostname: string, logger?: Pick<Logger, 'error'
 }
 
 export function serveApp(
-  app: Hono,
+  app: Fetchable,
   listen: { host: string; port: number },
   options: ServeOptions = {},
 ): Promise<ServedApp> {
@@ -110,7 +112,7 @@ const LOOPBACK_LISTEN = new Set(['127.0.0.1', 'localhost', '::1']);
  * since the admin API has no authentication beyond the optional token.
  */
 export function serveAdmin(
-  app: Hono,
+  app: Fetchable,
   listen: string | { host: string; port: number },
   options: Pick<ServeOptions, 'logger'> = {},
 ): Promise<ServedApp> {
