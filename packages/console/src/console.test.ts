@@ -139,7 +139,8 @@ describe('console pages', () => {
   it('are reached through the same routes before they load as after', () => {
     // createConsole mounts stand-ins that load the pages at the first request; a page route missing from
     // them would be a 404 (or the admin API's answer) instead of the page.
-    expect(routes(createConsole({ api }).app)).toEqual(routes(consolePages({ api }).app));
+    const standIns = createConsole({ api }).routes.map((path) => `GET ${path}`);
+    expect(standIns.sort()).toEqual(routes(consolePages({ api }).app));
     expect(routes(consolePages({ api }).app).length).toBeGreaterThanOrEqual(5);
   });
 

@@ -5,7 +5,6 @@
  * does not carry them.
  */
 import type { AdminPages } from '@agent/admin-api';
-import { Hono } from 'hono';
 
 export interface ConsoleOptions {
   /** Asks the admin API in-process (`adminApp.request`). */
@@ -19,11 +18,9 @@ const CONSOLE_ROUTES = ['/', '/jobs/:id', '/agents', '/reload', '/console/:name'
 export function createConsole(options: ConsoleOptions): AdminPages {
   let pages: Promise<ReturnType<typeof import('./pages.js').consolePages>> | undefined;
   const loaded = () => (pages ??= import('./pages.js').then((m) => m.consolePages(options)));
-  const app = new Hono();
-  for (const route of CONSOLE_ROUTES)
-    app.get(route, async (c) => (await loaded()).app.fetch(c.req.raw, c.env));
   return {
-    app,
+    routes: CONSOLE_ROUTES,
+    fetch: async (request, env) => (await loaded()).app.fetch(request, env),
     isPublic: (path) => path.startsWith('/console/'),
     unauthorized: async () => (await loaded()).unauthorized(),
   };
