@@ -74,6 +74,8 @@ describe('modules a daemon loads at start', () => {
     expect(required.filter((r) => /^cjs:prom-client$|pushgateway|cluster|@opentelemetry/.test(r))).toEqual(
       [],
     );
+    // The admin and metrics apps (hono, the routes, the console's pages) are built at their first request.
+    expect(urls.filter((u) => u.includes('/hono@') || u.includes('/admin-api/dist/app.js'))).toEqual([]);
     for (const kind of KINDS) expect(ofPackage(urls, `poller-kind-${kind}`, 'kind.js'), kind).toEqual([]);
     expect(ofPackage(urls, 'cli', 'index.js')).toEqual([]);
   });
