@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  canonicalJson,
   classifyError,
   classifyHttpStatus,
   definePollerKind,
@@ -124,5 +126,54 @@ describe('templates', () => {
     ]);
     expect(validateTemplate('{anything}', 'any')).toEqual([]);
     expect(validateTemplate('oops }', ['a'])[0]).toMatch(/lone "}"/);
+  });
+});
+
+describe('canonicalJson', () => {
+  /** What canonicalJson has always written: JSON.stringify with a replacer that sorts each object's keys. */
+  const byReplacer = (value: unknown): string =>
+    JSON.stringify(value, (_k, v: unknown) =>
+      v && typeof v === 'object' && !Array.isArray(v)
+        ? Object.fromEntries(
+            Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+          )
+        : v,
+    );
+
+  it('writes what JSON.stringify with sorted keys writes, for any JSON value and for undefined members', () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue(),
+        fc.anything({
+          withDate: true,
+          withNullPrototype: true,
+          withSparseArray: true,
+          withBoxedValues: false,
+        }),
+        (json, anything) => {
+          expect(canonicalJson(json)).toBe(byReplacer(json));
+          let expected: string | undefined;
+          try {
+            expected = byReplacer(anything);
+          } catch {
+            return; // BigInt and cycles: JSON.stringify throws, so does canonicalJson
+          }
+          expect(canonicalJson(anything)).toBe(expected);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('lists integer keys first, ascending, as an object enumerates them', () => {
+    expect(canonicalJson({ b: 1, 10: 'ten', '': 0, 9: 'nine', 4294967295: 'big', a: 2 })).toBe(
+      '{"9":"nine","10":"ten","":0,"4294967295":"big","a":2,"b":1}',
+    );
+  });
+
+  it('sorts keys by code unit and keeps dates as JSON writes them', () => {
+    expect(canonicalJson({ b: 1, a: [{ z: undefined, y: new Date(0) }, undefined], B: 'x', é: true })).toBe(
+      '{"B":"x","a":[{"y":"1970-01-01T00:00:00.000Z"},null],"b":1,"é":true}',
+    );
   });
 });

@@ -336,13 +336,45 @@ export const GENERIC_CONFIG_FIELDS: readonly string[] = [
   'max_items_considered',
 ];
 
-/** Stable JSON: object keys sorted. */
+/**
+ * Stable JSON: `JSON.stringify` with every object's keys sorted (by UTF-16 code units). Written out by hand:
+ * a replacer that rebuilds each object sorted cost about a tenth of a daemon's start at 10,000 jobs.
+ */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(
-          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-        )
-      : v,
-  );
+  return canonicalPart(value) as string;
+}
+
+const isArrayIndex = (key: string): boolean => /^(?:0|[1-9]\d{0,9})$/.test(key) && Number(key) < 2 ** 32 - 1;
+
+/** Keys in the order the sorted object listed them: integer keys first, ascending, then the rest sorted. */
+function sortedKeys(value: object): string[] {
+  const keys = Object.keys(value);
+  // Object.keys already lists integer keys first, ascending: only the others need sorting.
+  let firstOther = 0;
+  while (firstOther < keys.length && isArrayIndex(keys[firstOther]!)) firstOther++;
+  if (firstOther === 0) return keys.sort();
+  return [...keys.slice(0, firstOther), ...keys.slice(firstOther).sort()];
+}
+
+/** One value as `JSON.stringify` writes it (`toJSON` first); `undefined` where it leaves the value out. */
+function canonicalPart(input: unknown): string | undefined {
+  const value =
+    input !== null &&
+    typeof input === 'object' &&
+    typeof (input as { toJSON?: unknown }).toJSON === 'function'
+      ? (input as { toJSON(): unknown }).toJSON()
+      : input;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) {
+    // By index, not `map`: a hole is `null` too.
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i ? ',' : '') + (canonicalPart(value[i]) ?? 'null');
+    return out + ']';
+  }
+  let out = '{';
+  for (const key of sortedKeys(value)) {
+    const part = canonicalPart((value as Record<string, unknown>)[key]);
+    if (part !== undefined) out += (out.length > 1 ? ',' : '') + JSON.stringify(key) + ':' + part;
+  }
+  return out + '}';
 }
