@@ -54,6 +54,15 @@ describe('validatePollers', () => {
     );
   });
 
+  it('keeps the fingerprint of a known job: a def_hash stored by an earlier version still matches', () => {
+    const snap = createTestSnapshot({
+      agents: { assistant: { channels: ['chat_a', 'chat_b'] } },
+      jobs: [job('ok', { schedule: { every_secs: 60 }, failure_to: { channel: 'chat_b', to: 'ops' } })],
+    });
+    const r = validatePollers(pollersOf(snap), agentDirectory(snap), createKindRegistry([fake.kind]));
+    expect(r.valid[0]!.fingerprint).toBe('09ce1ca235424508d60f229c3ea6db06265f589275b6041a25e2cc4c5880b19d');
+  });
+
   const cases: {
     name: string;
     spec: TestJobSpec;

@@ -34,7 +34,8 @@ export interface JobDefinition {
   readonly sourceKey: string;
   /**
    * SHA-256 (hex) of the definition's canonical JSON; a reload replaces the job when it changes, and a
-   * cluster stores it as the job's `def_hash`. A digest, not the JSON: it is kept for every job.
+   * cluster stores it as the job's `def_hash`. A digest, not the JSON: it is kept for every job. Worked out
+   * at its first use.
    */
   readonly fingerprint: string;
 }
@@ -220,6 +221,7 @@ function validateJob(
   }
 
   if (issues.length > 0 || !kind || !schedule.ok || !deliver) return { ok: false, issues };
+  let fingerprint: string | undefined;
   const definition: JobDefinition = {
     id: spec.id,
     kind,
@@ -232,9 +234,12 @@ function validateJob(
     pausedOnBoot: spec.paused_on_boot === true,
     accountName,
     sourceKey: sourceKeyOf(kind, config),
-    fingerprint: createHash('sha256')
-      .update(canonicalJson({ ...spec, config, kind: spec.kind }))
-      .digest('hex'),
+    // Asked by a reload's plan and a cluster's reconcile, never by a single host's start: worked out then.
+    get fingerprint() {
+      return (fingerprint ??= createHash('sha256')
+        .update(canonicalJson({ ...spec, config, kind: spec.kind }))
+        .digest('hex'));
+    },
   };
   return { ok: true, definition };
 }
