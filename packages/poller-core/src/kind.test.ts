@@ -129,17 +129,17 @@ describe('templates', () => {
   });
 });
 
-describe('canonicalJson', () => {
-  /** What canonicalJson has always written: JSON.stringify with a replacer that sorts each object's keys. */
-  const byReplacer = (value: unknown): string =>
-    JSON.stringify(value, (_k, v: unknown) =>
-      v && typeof v === 'object' && !Array.isArray(v)
-        ? Object.fromEntries(
-            Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-          )
-        : v,
-    );
+/** What canonicalJson has always written: JSON.stringify with a replacer that sorts each object's keys. */
+const byReplacer = (value: unknown): string =>
+  JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
 
+describe('canonicalJson', () => {
   it('writes what JSON.stringify with sorted keys writes, for any JSON value and for undefined members', () => {
     fc.assert(
       fc.property(
