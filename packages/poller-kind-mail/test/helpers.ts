@@ -1,6 +1,6 @@
 import { startFakeTokenEndpoint, type FakeTokenEndpoint } from '@agent/oauth2/testing';
 import type { ResolvedAccount, SharedContext } from '@agent/poller-core';
-import type { TestJobSpec } from '@agent/poller-runtime/testing';
+import type { ServiceHarness, TestJobSpec } from '@agent/poller-runtime/testing';
 import { mailPollerKind, type MailShared } from '../src/kind.js';
 import { startFakeGmail, type FakeGmail } from '../src/testing.js';
 
@@ -104,4 +104,12 @@ export function mailJob(
     },
     ...extra,
   };
+}
+
+/** The service's `mail_count_unread` tool as the test agent calls it: the arguments in, its answer out. */
+export function countUnreadTool(h: ServiceHarness): (args: Record<string, unknown>) => Promise<unknown> {
+  const tool = h.service.tools().find((t) => t.name === 'mail_count_unread');
+  if (!tool) throw new Error('the service offers no mail_count_unread tool');
+  const ctx = { agentId: 'assistant', logger: h.logger, signal: new AbortController().signal };
+  return (args) => tool.handler(args, ctx);
 }
