@@ -4,11 +4,9 @@
  */
 import type { ServiceHarness } from '@agent/poller-runtime/testing';
 import { describe, expect, it } from 'vitest';
-import { calendarPollerKind } from '../src/index.js';
 import { icsEvent } from '../src/testing.js';
 import { calendarJob } from './helpers.js';
 import { radicaleSuite } from './radicale-suite.js';
-import { serviceHarness } from './service-harness.js';
 import { startSyncProxy } from './sync-proxy.js';
 
 const MIN = 60_000;
@@ -24,31 +22,16 @@ describe('CalDAV sync answers of RFC 6578 (Radicale behind a proxy)', () => {
     const cal = await suite.server.calendar('truncated');
     const proxy = await startSyncProxy(new URL(cal.calendarUrl).origin);
     suite.defer(() => proxy.close());
-    const h = serviceHarness(calendarPollerKind, {
-      jobs: [
+    const h = await suite.service(
+      [
         calendarJob(
           'c',
           { skip_cancelled: false, message_template: '{change}: {summary}' },
           { failure_to: { channel: 'chat_b', to: 'ops' } },
         ),
       ],
-      start: '2026-03-10T12:00:00Z',
-      agents: { assistant: { channels: ['chat_a', 'chat_b'], credentials: { calendar: 'home' } } },
-      accounts: {
-        calendar: {
-          home: {
-            provider: 'caldav',
-            url: `${proxy.origin}${new URL(cal.calendarUrl).pathname}`,
-            user: suite.server.user,
-            password: suite.server.password,
-            allow_private_networks: true,
-          },
-        },
-      },
-      secrets: [suite.server.password],
-    });
-    suite.defer(() => h.close());
-    await h.service.start();
+      { url: `${proxy.origin}${new URL(cal.calendarUrl).pathname}` },
+    );
 
     await cal.put('seed', ev('seed'));
     await h.advance(0);

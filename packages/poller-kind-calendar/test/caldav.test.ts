@@ -10,7 +10,6 @@ import { describe, expect, it } from 'vitest';
 import { calendarPollerKind } from '../src/index.js';
 import { icsEvent, type IcsEventSpec } from '../src/testing.js';
 import { radicaleSuite } from './radicale-suite.js';
-import { serviceHarness } from './service-harness.js';
 
 const MIN = 60_000;
 const suite = radicaleSuite();
@@ -28,35 +27,11 @@ const job = (id: string, config: Record<string, unknown> = {}, extra: Partial<Te
     extra,
   );
 
-async function setup(jobs: TestJobSpec[], account: Record<string, unknown> = {}) {
-  const h = serviceHarness(calendarPollerKind, {
-    jobs,
-    start: '2026-03-10T12:00:00Z',
-    agents: { assistant: { channels: ['chat_a', 'chat_b'], credentials: { calendar: 'home' } } },
-    accounts: {
-      calendar: {
-        home: {
-          provider: 'caldav',
-          url: suite.server.calendarUrl,
-          user: suite.server.user,
-          password: suite.server.password,
-          allow_private_networks: true,
-          ...account,
-        },
-      },
-    },
-    secrets: [suite.server.password],
-  });
-  suite.defer(() => h.close());
-  await h.service.start();
-  return h;
-}
-
 describe('calendar over CalDAV (Radicale)', () => {
   it('baselines, then delivers created, updated and deleted events once each; a new member is created without CREATED', async () => {
     const cal = await suite.server.calendar('render');
     expect(await cal.put('base', ev('base', { summary: 'before', start: '20260301T100000Z' }))).toBe(201);
-    const h = await setup([job('c', { skip_cancelled: false })], { url: cal.calendarUrl });
+    const h = await suite.service([job('c', { skip_cancelled: false })], { url: cal.calendarUrl });
     await h.advance(0);
     expect(h.dispatcher.texts()).toEqual([]);
     await cal.put(
@@ -87,16 +62,7 @@ describe('calendar over CalDAV (Radicale)', () => {
 
   it('a cursor without member digests (an older version) falls back to CREATED and LAST-MODIFIED once', async () => {
     const cal = await suite.server.calendar('legacy');
-    const account = {
-      name: 'home',
-      config: {
-        provider: 'caldav',
-        url: cal.calendarUrl,
-        user: suite.server.user,
-        password: suite.server.password,
-        allow_private_networks: true,
-      },
-    };
+    const account = { name: 'home', config: suite.account({ url: cal.calendarUrl }) };
     const config = {
       deliver: { channel: 'chat_a', to: 'u1' },
       message_template: '{change}',
@@ -130,12 +96,12 @@ describe('calendar over CalDAV (Radicale)', () => {
   });
 
   it('a wrong password is Permanent; a loopback URL without allow_private_networks is refused', async () => {
-    const h = await setup([job('c')], { password: 'nope' });
+    const h = await suite.service([job('c')], { password: 'nope' });
     await h.advance(0);
     const st = await h.service.show('c');
     expect(st).toMatchObject({ paused: true, last_status: 'permanent' });
     expect(st.last_error).toMatch(/authentication failed \(401\)/);
-    const h2 = await setup([job('c2')], { allow_private_networks: false });
+    const h2 = await suite.service([job('c2')], { allow_private_networks: false });
     await h2.advance(0);
     expect(await h2.service.show('c2')).toMatchObject({ paused: true, last_status: 'permanent' });
   });
