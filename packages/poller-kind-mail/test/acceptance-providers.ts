@@ -5,7 +5,7 @@
  */
 import type { ImapFlow } from 'imapflow';
 import { startDovecot, type DovecotServer } from '../src/testing.js';
-import { startMailFixture } from './helpers.js';
+import { imapAccount, startMailFixture } from './helpers.js';
 import { plain } from './mime.js';
 
 /** A message as a case writes it; `key` names it to the case. */
@@ -93,16 +93,7 @@ function dovecotProvider(): MailProvider {
       const box = `Case${++boxes}`;
       await admin.mailboxCreate(box);
       return {
-        account: {
-          provider: 'imap',
-          host: server.host,
-          port: server.port,
-          tls: 'none',
-          user: server.user,
-          password: server.password,
-          mailbox: box,
-          allow_private_networks: true,
-        },
+        account: imapAccount(server, box),
         secrets: [server.password],
         async add(...messages) {
           for (const m of messages)

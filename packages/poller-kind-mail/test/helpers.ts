@@ -2,7 +2,7 @@ import { startFakeTokenEndpoint, type FakeTokenEndpoint } from '@agent/oauth2/te
 import type { ResolvedAccount, SharedContext } from '@agent/poller-core';
 import type { ServiceHarness, TestJobSpec } from '@agent/poller-runtime/testing';
 import { mailPollerKind, type MailShared } from '../src/kind.js';
-import { startFakeGmail, type FakeGmail } from '../src/testing.js';
+import { startFakeGmail, type DovecotServer, type FakeGmail } from '../src/testing.js';
 
 export interface MailFixture {
   tokens: FakeTokenEndpoint;
@@ -112,4 +112,23 @@ export function countUnreadTool(h: ServiceHarness): (args: Record<string, unknow
   if (!tool) throw new Error('the service offers no mail_count_unread tool');
   const ctx = { agentId: 'assistant', logger: h.logger, signal: new AbortController().signal };
   return (args) => tool.handler(args, ctx);
+}
+
+/** The block of `accounts.<name>` in plugins/mail.yaml that reads `mailbox` of `server` over plain IMAP; `over` replaces fields. */
+export function imapAccount(
+  server: DovecotServer,
+  mailbox: string,
+  over: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    provider: 'imap',
+    host: server.host,
+    port: server.port,
+    tls: 'none',
+    user: server.user,
+    password: server.password,
+    mailbox,
+    allow_private_networks: true,
+    ...over,
+  };
 }

@@ -4,7 +4,7 @@
  * share are the table of `acceptance.test.ts`.
  */
 import type { TestJobSpec } from '@agent/poller-runtime/testing';
-import { countUnreadTool, mailJob as mailJobOf } from './helpers.js';
+import { countUnreadTool, imapAccount, mailJob as mailJobOf } from './helpers.js';
 import type { ImapFlow } from 'imapflow';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mailPollerKind } from '../src/index.js';
@@ -60,19 +60,7 @@ async function seenFlags(box: string): Promise<boolean[]> {
   }
 }
 
-function account(box: string, over: Record<string, unknown> = {}) {
-  return {
-    provider: 'imap',
-    host: server.host,
-    port: server.port,
-    tls: 'none',
-    user: server.user,
-    password: server.password,
-    mailbox: box,
-    allow_private_networks: true,
-    ...over,
-  };
-}
+const account = (box: string, over: Record<string, unknown> = {}) => imapAccount(server, box, over);
 
 /** Jobs of this file render every field the test checks. */
 const mailJob = (id: string, config: Record<string, unknown> = {}, extra: Partial<TestJobSpec> = {}) =>
