@@ -1,6 +1,6 @@
 // The calendar kind over CalDAV against a real Radicale, through a real daemon process: an invalid sync
 // token pauses the job and alerts once, and the real CLI's `pollers reset --yes` takes a new baseline.
-import { startRadicale, type RadicaleServer } from '@agent/poller-kind-calendar/testing';
+import { icsEvent, startRadicale, type RadicaleServer } from '@agent/poller-kind-calendar/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { daemonScope, runCli } from './harness.js';
 import { deliveries, ENV, providerFiles, waitUntil } from './provider-servers.js';
@@ -15,20 +15,7 @@ afterAll(async () => {
 });
 
 const event = (uid: string, summary: string) =>
-  [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//test//EN',
-    'BEGIN:VEVENT',
-    `UID:${uid}`,
-    'DTSTAMP:20260301T090000Z',
-    `SUMMARY:${summary}`,
-    'DTSTART:20261201T100000Z',
-    'DTEND:20261201T110000Z',
-    'END:VEVENT',
-    'END:VCALENDAR',
-    '',
-  ].join('\r\n');
+  icsEvent({ uid, summary, start: '20261201T100000Z', end: '20261201T110000Z' });
 
 const JOB =
   'pollers:\n  default_jitter_ms: 0\n  jobs:\n    - id: cal\n      kind: calendar\n      agent: a\n      schedule: { every_secs: 1 }\n      failure_to: { channel: log, to: alerts }\n      config:\n        message_template: "{summary} at {start}"\n        deliver: { channel: log, to: op }\n';

@@ -2,7 +2,7 @@
 // and `\Seen`, a query IMAP cannot run refused where the config is read, and job replaces and removals
 // counted in the server's own session list.
 import { startDovecot, type DovecotServer } from '@agent/poller-kind-mail/testing';
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { daemonScope, NO_WATCHER, runCli } from './harness.js';
 import { startImapHold, type ImapHold } from './imap-hold.js';
@@ -20,15 +20,7 @@ let dovecot: DovecotServer;
 let admin: ImapFlow;
 beforeAll(async () => {
   dovecot = await startDovecot();
-  admin = new ImapFlow({
-    host: dovecot.host,
-    port: dovecot.port,
-    secure: false,
-    doSTARTTLS: false,
-    auth: { user: dovecot.user, pass: dovecot.password },
-    logger: false,
-  });
-  await admin.connect();
+  admin = await dovecot.session();
 });
 afterAll(async () => {
   await admin?.logout();

@@ -10,6 +10,7 @@ import {
   formatTime,
   formatValue,
 } from './format.js';
+import { workspaceRestart, workspaceRestartLine } from '../test/restart-required.js';
 
 const job: AdminJobDetail = {
   id: 'j1',
@@ -164,16 +165,7 @@ describe('formatting', () => {
         agents: {
           applied: ['a'],
           rejected: [{ agent_id: 'c', reason: 'config/agents.d/c.yaml:11:5 bogus: unknown key "bogus"' }],
-          restart_required: [
-            {
-              agent_id: 'a',
-              field: 'workspace',
-              reason: 'the agent keeps its running workspace until the daemon restarts',
-              file: 'config/agents.d/a.yaml',
-              line: 11,
-            },
-            { field: 'broker.yaml url' },
-          ],
+          restart_required: [workspaceRestart, { field: 'broker.yaml url' }],
         },
       }),
     ).toEqual([
@@ -181,7 +173,7 @@ describe('formatting', () => {
       '  + new',
       '  ✓ agent a',
       '  ✗ agent c: config/agents.d/c.yaml:11:5 bogus: unknown key "bogus"',
-      '  ! restart required: a workspace (config/agents.d/a.yaml:11): the agent keeps its running workspace until the daemon restarts',
+      workspaceRestartLine,
       '  ! restart required: broker.yaml url',
     ]);
   });

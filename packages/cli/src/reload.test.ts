@@ -12,6 +12,7 @@ import {
   NOT_REACHABLE_MESSAGE,
   type ReloadAck,
 } from './reload.js';
+import { workspaceRestart, workspaceRestartLine } from '../test/restart-required.js';
 
 const ack = (over: Partial<ReloadAck> = {}): ReloadAck => ({
   request_id: 'r',
@@ -39,19 +40,13 @@ describe('reload output', () => {
     const lines = formatReloadAck(
       ack({
         restart_required: [
-          {
-            agent_id: 'a',
-            field: 'workspace',
-            reason: 'the agent keeps its running workspace until the daemon restarts',
-            file: 'config/agents.d/a.yaml',
-            line: 11,
-          },
+          workspaceRestart,
           { field: 'pollers.yaml state_db', reason: 'opened at start', file: 'config/pollers.yaml' },
         ],
       }),
     );
     expect(lines.slice(-2)).toEqual([
-      '  ! restart required: a workspace (config/agents.d/a.yaml:11): the agent keeps its running workspace until the daemon restarts',
+      workspaceRestartLine,
       '  ! restart required: pollers.yaml state_db (config/pollers.yaml): opened at start',
     ]);
   });

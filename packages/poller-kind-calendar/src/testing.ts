@@ -194,3 +194,5 @@ export async function startFakeCalendar(opts: {
 }
 /** A real Radicale CalDAV server on a free loopback port, for tests of hosts and of this kind */
 export { startRadicale, type RadicaleCalendar, type RadicaleServer } from './radicale-server.js';
+/** The body of a PUT to it: an iCalendar object of one event */
+export { icsEvent, type IcsEventSpec } from './ics-event.js';

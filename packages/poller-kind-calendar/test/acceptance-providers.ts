@@ -3,7 +3,7 @@
  * Google Calendar API fake (with the fake token endpoint) and a real Radicale over CalDAV. A case creates,
  * changes and deletes events and can make the provider refuse the sync tokens it issued.
  */
-import { startRadicale, type RadicaleServer } from '../src/testing.js';
+import { icsEvent, startRadicale, type RadicaleServer } from '../src/testing.js';
 import { startCalendarFixture } from './helpers.js';
 
 /** An event as a case writes it: every event starts 2026-03-05 10:00 in Europe/Madrid. */
@@ -100,23 +100,18 @@ function radicaleProvider(): CalendarProvider {
           for (const e of events) {
             const at = now() + 1000 * changes++;
             if (!created.has(e.key)) created.set(e.key, at);
-            const ics = [
-              'BEGIN:VCALENDAR',
-              'VERSION:2.0',
-              'PRODID:-//agent tests//EN',
-              'BEGIN:VEVENT',
-              `UID:${e.key}`,
-              `DTSTAMP:${icalUtc(at)}`,
-              `CREATED:${icalUtc(created.get(e.key)!)}`,
-              `LAST-MODIFIED:${icalUtc(at)}`,
-              `SUMMARY:${e.summary}`,
-              ...(e.status ? [`STATUS:${e.status.toUpperCase()}`] : []),
-              'DTSTART;TZID=Europe/Madrid:20260305T100000',
-              'DTEND;TZID=Europe/Madrid:20260305T110000',
-              'END:VEVENT',
-              'END:VCALENDAR',
-              '',
-            ].join('\r\n');
+            const ics = icsEvent({
+              uid: e.key,
+              summary: e.summary,
+              start: 'TZID=Europe/Madrid:20260305T100000',
+              end: 'TZID=Europe/Madrid:20260305T110000',
+              stamp: icalUtc(at),
+              lines: [
+                `CREATED:${icalUtc(created.get(e.key)!)}`,
+                `LAST-MODIFIED:${icalUtc(at)}`,
+                ...(e.status ? [`STATUS:${e.status.toUpperCase()}`] : []),
+              ],
+            });
             const status = await cal.put(e.key, ics);
             if (status !== 201 && status !== 204) throw new Error(`PUT ${e.key} answered ${status}`);
           }

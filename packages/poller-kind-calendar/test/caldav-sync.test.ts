@@ -3,76 +3,35 @@
  * sync (a 507 for the collection and a continuation token) and 410 Gone, inside the real poller service.
  */
 import type { ServiceHarness } from '@agent/poller-runtime/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { calendarPollerKind } from '../src/index.js';
-import { startRadicale, type RadicaleServer } from '../src/testing.js';
+import { describe, expect, it } from 'vitest';
+import { icsEvent } from '../src/testing.js';
 import { calendarJob } from './helpers.js';
-import { serviceHarness } from './service-harness.js';
+import { radicaleSuite } from './radicale-suite.js';
 import { startSyncProxy } from './sync-proxy.js';
 
 const MIN = 60_000;
-let server: RadicaleServer;
-beforeAll(async () => {
-  server = await startRadicale();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const suite = radicaleSuite();
 
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanup.toReversed()) await c();
-  cleanup = [];
-});
-
-const ev = (uid: string) =>
-  [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//test//EN',
-    'BEGIN:VEVENT',
-    `UID:${uid}`,
-    'DTSTAMP:20260301T090000Z',
-    `SUMMARY:${uid}`,
-    'DTSTART:20260305T100000Z',
-    'END:VEVENT',
-    'END:VCALENDAR',
-    '',
-  ].join('\r\n');
+const ev = (uid: string) => icsEvent({ uid, summary: uid, start: '20260305T100000Z' });
 
 const cursorOf = async (h: ServiceHarness) =>
   ((await h.store.load('c'))?.cursor ?? null) as { sync_token: string } | null;
 
 describe('CalDAV sync answers of RFC 6578 (Radicale behind a proxy)', () => {
   it('a truncated sync continues with the token it gave; 410 Gone pauses the job (Permanent)', async () => {
-    const cal = await server.calendar('truncated');
+    const cal = await suite.server.calendar('truncated');
     const proxy = await startSyncProxy(new URL(cal.calendarUrl).origin);
-    cleanup.push(() => proxy.close());
-    const h = serviceHarness(calendarPollerKind, {
-      jobs: [
+    suite.defer(() => proxy.close());
+    const h = await suite.service(
+      [
         calendarJob(
           'c',
           { skip_cancelled: false, message_template: '{change}: {summary}' },
           { failure_to: { channel: 'chat_b', to: 'ops' } },
         ),
       ],
-      start: '2026-03-10T12:00:00Z',
-      agents: { assistant: { channels: ['chat_a', 'chat_b'], credentials: { calendar: 'home' } } },
-      accounts: {
-        calendar: {
-          home: {
-            provider: 'caldav',
-            url: `${proxy.origin}${new URL(cal.calendarUrl).pathname}`,
-            user: server.user,
-            password: server.password,
-            allow_private_networks: true,
-          },
-        },
-      },
-      secrets: [server.password],
-    });
-    cleanup.push(() => h.close());
-    await h.service.start();
+      { url: `${proxy.origin}${new URL(cal.calendarUrl).pathname}` },
+    );
 
     await cal.put('seed', ev('seed'));
     await h.advance(0);

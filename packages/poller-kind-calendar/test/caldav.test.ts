@@ -6,40 +6,18 @@
 import type { TestJobSpec } from '@agent/poller-runtime/testing';
 import { runKindTick } from '@agent/poller-core/testing';
 import { calendarJob } from './helpers.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { calendarPollerKind } from '../src/index.js';
-import { startRadicale, type RadicaleServer } from '../src/testing.js';
-import { serviceHarness } from './service-harness.js';
+import { icsEvent, type IcsEventSpec } from '../src/testing.js';
+import { radicaleSuite } from './radicale-suite.js';
 
 const MIN = 60_000;
-let server: RadicaleServer;
-beforeAll(async () => {
-  server = await startRadicale();
-});
-afterAll(async () => {
-  await server?.stop();
-});
+const suite = radicaleSuite();
 
-let cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanup.toReversed()) await c();
-  cleanup = [];
-});
-
+/** Every version of an event gets a DTSTAMP of its own. */
 let n = 0;
-const ev = (uid: string, lines: string[]) =>
-  [
-    'BEGIN:VCALENDAR',
-    'VERSION:2.0',
-    'PRODID:-//test//EN',
-    'BEGIN:VEVENT',
-    `UID:${uid}`,
-    `DTSTAMP:20260301T0900${String(n++ % 60).padStart(2, '0')}Z`,
-    ...lines,
-    'END:VEVENT',
-    'END:VCALENDAR',
-    '',
-  ].join('\r\n');
+const ev = (uid: string, e: Omit<IcsEventSpec, 'uid' | 'stamp'>) =>
+  icsEvent({ uid, stamp: `20260301T0900${String(n++ % 60).padStart(2, '0')}Z`, ...e });
 
 /** Jobs of this file render every field the test checks. */
 const job = (id: string, config: Record<string, unknown> = {}, extra: Partial<TestJobSpec> = {}) =>
@@ -49,49 +27,29 @@ const job = (id: string, config: Record<string, unknown> = {}, extra: Partial<Te
     extra,
   );
 
-async function setup(jobs: TestJobSpec[], account: Record<string, unknown> = {}) {
-  const h = serviceHarness(calendarPollerKind, {
-    jobs,
-    start: '2026-03-10T12:00:00Z',
-    agents: { assistant: { channels: ['chat_a', 'chat_b'], credentials: { calendar: 'home' } } },
-    accounts: {
-      calendar: {
-        home: {
-          provider: 'caldav',
-          url: server.calendarUrl,
-          user: server.user,
-          password: server.password,
-          allow_private_networks: true,
-          ...account,
-        },
-      },
-    },
-    secrets: [server.password],
-  });
-  cleanup.push(() => h.close());
-  await h.service.start();
-  return h;
-}
-
 describe('calendar over CalDAV (Radicale)', () => {
   it('baselines, then delivers created, updated and deleted events once each; a new member is created without CREATED', async () => {
-    const cal = await server.calendar('render');
-    expect(await cal.put('base', ev('base', ['SUMMARY:before', 'DTSTART:20260301T100000Z']))).toBe(201);
-    const h = await setup([job('c', { skip_cancelled: false })], { url: cal.calendarUrl });
+    const cal = await suite.server.calendar('render');
+    expect(await cal.put('base', ev('base', { summary: 'before', start: '20260301T100000Z' }))).toBe(201);
+    const h = await suite.service([job('c', { skip_cancelled: false })], { url: cal.calendarUrl });
     await h.advance(0);
     expect(h.dispatcher.texts()).toEqual([]);
     await cal.put(
       'e1',
-      ev('e1', ['SUMMARY:Planning', 'DTSTART;TZID=Europe/Madrid:20260305T100000', 'RRULE:FREQ=WEEKLY']),
+      ev('e1', {
+        summary: 'Planning',
+        start: 'TZID=Europe/Madrid:20260305T100000',
+        lines: ['RRULE:FREQ=WEEKLY'],
+      }),
     );
-    await cal.put('e2', ev('e2', ['SUMMARY:Holiday', 'DTSTART;VALUE=DATE:20260320']));
+    await cal.put('e2', ev('e2', { summary: 'Holiday', start: 'VALUE=DATE:20260320' }));
     await h.advance(MIN);
     const url = cal.calendarUrl;
     expect(h.dispatcher.texts().toSorted()).toEqual([
       `created: Holiday at 2026-03-20 (all day) next  <${url}e2.ics>`,
       `created: Planning at 2026-03-05 10:00 Europe/Madrid next 2026-03-12 10:00 Europe/Madrid <${url}e1.ics>`,
     ]);
-    await cal.put('e1', ev('e1', ['SUMMARY:Planning v2', 'DTSTART:20260305T100000Z']));
+    await cal.put('e1', ev('e1', { summary: 'Planning v2', start: '20260305T100000Z' }));
     expect(await cal.remove('base')).toBe(200);
     await h.advance(MIN);
     await h.advance(MIN);
@@ -103,27 +61,18 @@ describe('calendar over CalDAV (Radicale)', () => {
   });
 
   it('a cursor without member digests (an older version) falls back to CREATED and LAST-MODIFIED once', async () => {
-    const cal = await server.calendar('legacy');
-    const account = {
-      name: 'home',
-      config: {
-        provider: 'caldav',
-        url: cal.calendarUrl,
-        user: server.user,
-        password: server.password,
-        allow_private_networks: true,
-      },
-    };
+    const cal = await suite.server.calendar('legacy');
+    const account = { name: 'home', config: suite.account({ url: cal.calendarUrl }) };
     const config = {
       deliver: { channel: 'chat_a', to: 'u1' },
       message_template: '{change}',
       skip_cancelled: false,
     };
-    await cal.put('old', ev('old', ['SUMMARY:old', 'DTSTART:20260301T100000Z']));
+    await cal.put('old', ev('old', { summary: 'old', start: '20260301T100000Z' }));
     const baseline = await runKindTick(calendarPollerKind, config, { account });
     const cursor = baseline.cursor as { sync_token: string; members: string[] };
     expect(cursor.members).toHaveLength(1);
-    await cal.put('n1', ev('n1', ['SUMMARY:n1', 'DTSTART:20260301T100000Z']));
+    await cal.put('n1', ev('n1', { summary: 'n1', start: '20260301T100000Z' }));
     // As an older version stored it: the token alone. Without CREATED the event reads as updated.
     const legacy = await runKindTick(calendarPollerKind, config, {
       account,
@@ -132,8 +81,8 @@ describe('calendar over CalDAV (Radicale)', () => {
     expect(legacy.items.map((i) => (i.fields as Record<string, string>).change)).toEqual(['updated']);
     const next = legacy.cursor as { sync_token: string; members: string[] };
     expect(next.members).toHaveLength(2);
-    await cal.put('n2', ev('n2', ['SUMMARY:n2', 'DTSTART:20260301T100000Z']));
-    await cal.put('old', ev('old', ['SUMMARY:old v2', 'DTSTART:20260301T100000Z']));
+    await cal.put('n2', ev('n2', { summary: 'n2', start: '20260301T100000Z' }));
+    await cal.put('old', ev('old', { summary: 'old v2', start: '20260301T100000Z' }));
     const later = await runKindTick(calendarPollerKind, config, { account, cursor: next });
     expect(
       later.items
@@ -147,12 +96,12 @@ describe('calendar over CalDAV (Radicale)', () => {
   });
 
   it('a wrong password is Permanent; a loopback URL without allow_private_networks is refused', async () => {
-    const h = await setup([job('c')], { password: 'nope' });
+    const h = await suite.service([job('c')], { password: 'nope' });
     await h.advance(0);
     const st = await h.service.show('c');
     expect(st).toMatchObject({ paused: true, last_status: 'permanent' });
     expect(st.last_error).toMatch(/authentication failed \(401\)/);
-    const h2 = await setup([job('c2')], { allow_private_networks: false });
+    const h2 = await suite.service([job('c2')], { allow_private_networks: false });
     await h2.advance(0);
     expect(await h2.service.show('c2')).toMatchObject({ paused: true, last_status: 'permanent' });
   });

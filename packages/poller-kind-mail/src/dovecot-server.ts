@@ -14,6 +14,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freeLoopbackPort, stopByPid, waitForPort } from '@agent/poller-core/testing';
+import type { ImapFlow } from 'imapflow';
 
 const DOVECOT = '/usr/sbin/dovecot';
 const run = promisify(execFile);
@@ -44,6 +45,11 @@ export interface DovecotServer {
   connections(): Promise<number>;
   /** Runs `doveadm` against this server (e.g. `mailbox update --uid-validity 7 -u alice Box`); its stdout. */
   doveadm(...args: string[]): Promise<string>;
+  /**
+   * A new IMAP session of `user`, logged in over `port` without TLS: the test's own, to make mailboxes, append
+   * mail and read flags. The caller logs out.
+   */
+  session(): Promise<ImapFlow>;
   stop(): Promise<void>;
 }
 
@@ -184,6 +190,19 @@ export async function startDovecot(options: DovecotOptions = {}): Promise<Doveco
     },
     async doveadm(...args) {
       return (await run('doveadm', ['-c', conf, ...args])).stdout;
+    },
+    async session() {
+      const { ImapFlow } = await import('imapflow');
+      const client = new ImapFlow({
+        host: '127.0.0.1',
+        port,
+        secure: false,
+        doSTARTTLS: false,
+        auth: { user: 'alice', pass: 'secret' },
+        logger: false,
+      });
+      await client.connect();
+      return client;
     },
     async stop() {
       await stopByPid(pid, exited, true);

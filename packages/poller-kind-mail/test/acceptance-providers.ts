@@ -3,9 +3,9 @@
  * Gmail API fake (with the fake token endpoint) and a real Dovecot over IMAP. A case adds messages and
  * reads back whether each is still unread; everything else goes through the kind and the poller service.
  */
-import { ImapFlow } from 'imapflow';
+import type { ImapFlow } from 'imapflow';
 import { startDovecot, type DovecotServer } from '../src/testing.js';
-import { startMailFixture } from './helpers.js';
+import { imapAccount, startMailFixture } from './helpers.js';
 import { plain } from './mime.js';
 
 /** A message as a case writes it; `key` names it to the case. */
@@ -83,15 +83,7 @@ function dovecotProvider(): MailProvider {
     name: 'imap',
     async start() {
       server = await startDovecot();
-      admin = new ImapFlow({
-        host: server.host,
-        port: server.port,
-        secure: false,
-        doSTARTTLS: false,
-        auth: { user: server.user, pass: server.password },
-        logger: false,
-      });
-      await admin.connect();
+      admin = await server.session();
     },
     async stop() {
       await admin?.logout();
@@ -101,16 +93,7 @@ function dovecotProvider(): MailProvider {
       const box = `Case${++boxes}`;
       await admin.mailboxCreate(box);
       return {
-        account: {
-          provider: 'imap',
-          host: server.host,
-          port: server.port,
-          tls: 'none',
-          user: server.user,
-          password: server.password,
-          mailbox: box,
-          allow_private_networks: true,
-        },
+        account: imapAccount(server, box),
         secrets: [server.password],
         async add(...messages) {
           for (const m of messages)

@@ -7,7 +7,7 @@ import type { ServiceHarness, TestJobSpec } from '@agent/poller-runtime/testing'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mailPollerKind } from '../src/index.js';
 import { mailProviders, type CaseMailbox } from './acceptance-providers.js';
-import { mailJob } from './helpers.js';
+import { countUnreadTool, mailJob } from './helpers.js';
 import { serviceHarness } from './service-harness.js';
 
 const START = Date.parse('2026-03-01T12:00:00Z');
@@ -163,20 +163,19 @@ describe.each(mailProviders)('mail acceptance over $name', (provider) => {
     );
     await h.advance(0);
     const before = await h.service.show('m');
-    const tool = h.service.tools().find((t) => t.name === 'mail_count_unread')!;
-    const ctx = { agentId: 'assistant', logger: h.logger, signal: new AbortController().signal };
-    expect(await tool.handler({ query: 'from:shop.example' }, ctx)).toEqual({
+    const count = countUnreadTool(h);
+    expect(await count({ query: 'from:shop.example' })).toEqual({
       query: 'is:unread from:shop.example',
       count: 3,
       exact: true,
     });
-    expect(await tool.handler({ query: 'from:shop.example', newer_than: '7d' }, ctx)).toEqual({
+    expect(await count({ query: 'from:shop.example', newer_than: '7d' })).toEqual({
       query: 'is:unread from:shop.example newer_than:7d',
       count: 2,
       exact: true,
     });
-    expect(await tool.handler({}, ctx)).toMatchObject({ query: 'is:unread', count: 4 });
-    await expect(tool.handler({ newer_than: 'soon' }, ctx)).rejects.toThrow(/newer_than/);
+    expect(await count({})).toMatchObject({ query: 'is:unread', count: 4 });
+    await expect(count({ newer_than: 'soon' })).rejects.toThrow(/newer_than/);
     const unread = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((k) => box.unread(k)));
     expect(unread).toEqual([true, true, false, true, true]);
     expect(h.dispatcher.deliveries).toHaveLength(0);

@@ -1,8 +1,8 @@
 import { startFakeTokenEndpoint, type FakeTokenEndpoint } from '@agent/oauth2/testing';
 import type { ResolvedAccount, SharedContext } from '@agent/poller-core';
-import type { TestJobSpec } from '@agent/poller-runtime/testing';
+import type { ServiceHarness, TestJobSpec } from '@agent/poller-runtime/testing';
 import { mailPollerKind, type MailShared } from '../src/kind.js';
-import { startFakeGmail, type FakeGmail } from '../src/testing.js';
+import { startFakeGmail, type DovecotServer, type FakeGmail } from '../src/testing.js';
 
 export interface MailFixture {
   tokens: FakeTokenEndpoint;
@@ -103,5 +103,32 @@ export function mailJob(
       ...config,
     },
     ...extra,
+  };
+}
+
+/** The service's `mail_count_unread` tool as the test agent calls it: the arguments in, its answer out. */
+export function countUnreadTool(h: ServiceHarness): (args: Record<string, unknown>) => Promise<unknown> {
+  const tool = h.service.tools().find((t) => t.name === 'mail_count_unread');
+  if (!tool) throw new Error('the service offers no mail_count_unread tool');
+  const ctx = { agentId: 'assistant', logger: h.logger, signal: new AbortController().signal };
+  return (args) => tool.handler(args, ctx);
+}
+
+/** The block of `accounts.<name>` in plugins/mail.yaml that reads `mailbox` of `server` over plain IMAP; `over` replaces fields. */
+export function imapAccount(
+  server: DovecotServer,
+  mailbox: string,
+  over: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    provider: 'imap',
+    host: server.host,
+    port: server.port,
+    tls: 'none',
+    user: server.user,
+    password: server.password,
+    mailbox,
+    allow_private_networks: true,
+    ...over,
   };
 }

@@ -3,7 +3,6 @@
  * in the scratch directory) and Dovecot's oauth2 passdb, inside the real poller service.
  */
 import type { TestJobSpec } from '@agent/poller-runtime/testing';
-import { ImapFlow } from 'imapflow';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mailPollerKind } from '../src/index.js';
 import { startDovecot, type DovecotServer } from '../src/testing.js';
@@ -23,15 +22,7 @@ beforeAll(async () => {
   [secure, plainOnly] = await Promise.all([startDovecot({ tls: true, oauth2: true }), startDovecot()]);
   // One message in each INBOX for every test to read.
   for (const s of [secure, plainOnly]) {
-    const admin = new ImapFlow({
-      host: s.host,
-      port: s.port,
-      secure: false,
-      doSTARTTLS: false,
-      auth: { user: s.user, pass: s.password },
-      logger: false,
-    });
-    await admin.connect();
+    const admin = await s.session();
     await admin.append('INBOX', plain({ subject: 'over tls' }, 'x'), [], new Date(START - HOUR));
     await admin.logout();
   }
@@ -49,6 +40,14 @@ afterEach(async () => {
 
 /** Reads without marking: every test finds the same message. */
 const readOnlyJob = mailJob('m', { query: 'from:shop.example', mark_read_on_dispatch: false });
+
+/** The account of `secure` over `tls`, on that mode's port, trusting `caFile` (default its own CA). */
+const trusting = (tls: 'implicit' | 'starttls', caFile = secure.caFile) => ({
+  tls,
+  port: tls === 'implicit' ? secure.tlsPort : secure.port,
+  password: secure.password,
+  tls_ca_file: caFile,
+});
 
 async function setup(acct: Record<string, unknown>, jobs: TestJobSpec[] = [readOnlyJob]) {
   const h = serviceHarness(mailPollerKind, {
@@ -76,23 +75,13 @@ async function setup(acct: Record<string, unknown>, jobs: TestJobSpec[] = [readO
 
 describe('IMAP TLS modes and XOAUTH2 (Dovecot)', () => {
   it('tls: implicit verifies the certificate against tls_ca_file and reads the mailbox', async () => {
-    const h = await setup({
-      tls: 'implicit',
-      port: secure.tlsPort,
-      password: secure.password,
-      tls_ca_file: secure.caFile,
-    });
+    const h = await setup(trusting('implicit'));
     expect(h.dispatcher.texts()).toEqual(['over tls from orders@shop.example']);
     expect((await h.service.show('m')).last_status).toBe('ok');
   });
 
   it('tls: starttls upgrades the plain port and verifies the certificate against tls_ca_file', async () => {
-    const h = await setup({
-      tls: 'starttls',
-      port: secure.port,
-      password: secure.password,
-      tls_ca_file: secure.caFile,
-    });
+    const h = await setup(trusting('starttls'));
     expect(h.dispatcher.texts()).toEqual(['over tls from orders@shop.example']);
   });
 
@@ -113,12 +102,7 @@ describe('IMAP TLS modes and XOAUTH2 (Dovecot)', () => {
   });
 
   it('an unreadable tls_ca_file is Permanent and names the file', async () => {
-    const h = await setup({
-      tls: 'implicit',
-      port: secure.tlsPort,
-      password: secure.password,
-      tls_ca_file: `${secure.caFile}.missing`,
-    });
+    const h = await setup(trusting('implicit', `${secure.caFile}.missing`));
     const st = await h.service.show('m');
     expect(st).toMatchObject({ paused: true, last_status: 'permanent' });
     expect(st.last_error).toMatch(/tls_ca_file ".*ca\.pem\.missing" cannot be read \(ENOENT\)/);

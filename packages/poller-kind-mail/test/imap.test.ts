@@ -4,8 +4,8 @@
  * share are the table of `acceptance.test.ts`.
  */
 import type { TestJobSpec } from '@agent/poller-runtime/testing';
-import { mailJob as mailJobOf } from './helpers.js';
-import { ImapFlow } from 'imapflow';
+import { countUnreadTool, imapAccount, mailJob as mailJobOf } from './helpers.js';
+import type { ImapFlow } from 'imapflow';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mailPollerKind } from '../src/index.js';
 import { startDovecot, type DovecotServer } from '../src/testing.js';
@@ -24,15 +24,7 @@ let admin: ImapFlow;
 let boxes = 0;
 beforeAll(async () => {
   server = await startDovecot();
-  admin = new ImapFlow({
-    host: server.host,
-    port: server.port,
-    secure: false,
-    doSTARTTLS: false,
-    auth: { user: server.user, pass: server.password },
-    logger: false,
-  });
-  await admin.connect();
+  admin = await server.session();
 });
 afterAll(async () => {
   await admin?.logout();
@@ -68,19 +60,7 @@ async function seenFlags(box: string): Promise<boolean[]> {
   }
 }
 
-function account(box: string, over: Record<string, unknown> = {}) {
-  return {
-    provider: 'imap',
-    host: server.host,
-    port: server.port,
-    tls: 'none',
-    user: server.user,
-    password: server.password,
-    mailbox: box,
-    allow_private_networks: true,
-    ...over,
-  };
-}
+const account = (box: string, over: Record<string, unknown> = {}) => imapAccount(server, box, over);
 
 /** Jobs of this file render every field the test checks. */
 const mailJob = (id: string, config: Record<string, unknown> = {}, extra: Partial<TestJobSpec> = {}) =>
@@ -241,14 +221,13 @@ describe('mail over IMAP (Dovecot)', () => {
     await append(box, plain({ from: 'w@shop.example' }, 'w'), START - HOUR, ['\\Seen']);
     const h = await setup([mailJob('m', { query: 'from:nobody.example' })], account(box));
     await h.advance(0);
-    const tool = h.service.tools().find((t) => t.name === 'mail_count_unread')!;
-    const ctx = { agentId: 'assistant', logger: h.logger, signal: new AbortController().signal };
-    expect(await tool.handler({ query: 'from:shop.example' }, ctx)).toEqual({
+    const count = countUnreadTool(h);
+    expect(await count({ query: 'from:shop.example' })).toEqual({
       query: 'is:unread from:shop.example',
       count: 2,
       exact: true,
     });
-    await expect(tool.handler({ query: 'has:attachment' }, ctx)).rejects.toThrow(/has:attachment/);
+    await expect(count({ query: 'has:attachment' })).rejects.toThrow(/has:attachment/);
     expect(await seenFlags(box)).toEqual([false, false, false, true]);
     expect(h.dispatcher.deliveries).toHaveLength(0);
   });

@@ -6,7 +6,7 @@
 import type { TestJobSpec } from '@agent/poller-runtime/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mailPollerKind } from '../src/index.js';
-import { mailJob, startMailFixture, type MailFixture } from './helpers.js';
+import { countUnreadTool, mailJob, startMailFixture, type MailFixture } from './helpers.js';
 import { serviceHarness } from './service-harness.js';
 
 const START = Date.parse('2026-03-01T12:00:00Z');
@@ -107,18 +107,17 @@ describe('mail jobs in the poller service', () => {
     await advance(0);
     const before = await h.service.show('m');
     const requestsBefore = f.gmail.requests.length;
-    const tool = h.service.tools().find((t) => t.name === 'mail_count_unread')!;
-    const ctx = { agentId: 'assistant', logger: h.logger, signal: new AbortController().signal };
-    expect(await tool.handler({ query: 'from:shop.example' }, ctx)).toEqual({
+    const count = countUnreadTool(h);
+    expect(await count({ query: 'from:shop.example' })).toEqual({
       query: 'is:unread from:shop.example',
       count: 3,
       exact: true,
     });
-    expect(await tool.handler({ query: 'from:shop.example', newer_than: '7d' }, ctx)).toMatchObject({
+    expect(await count({ query: 'from:shop.example', newer_than: '7d' })).toMatchObject({
       count: 2,
     });
-    expect(await tool.handler({}, ctx)).toMatchObject({ query: 'is:unread', count: 3 });
-    await expect(tool.handler({ newer_than: 'soon' }, ctx)).rejects.toThrow(/newer_than/);
+    expect(await count({})).toMatchObject({ query: 'is:unread', count: 3 });
+    await expect(count({ newer_than: 'soon' })).rejects.toThrow(/newer_than/);
     const made = f.gmail.requests.slice(requestsBefore);
     expect(made.every((r) => r.route === 'list' && r.method === 'GET')).toBe(true);
     expect(f.gmail.count('batchModify')).toBe(0);
