@@ -105,6 +105,19 @@ function schemaIssues(job: LoadedJob, kind: PollerKind, config: unknown): Config
     });
 }
 
+/** The SHA-256 of `source`'s canonical JSON, worked out at the first call; the source is let go then. */
+function fingerprintOnce(source: Record<string, unknown>): () => string {
+  let pending: Record<string, unknown> | null = source;
+  let digest = '';
+  return () => {
+    if (pending) {
+      digest = createHash('sha256').update(canonicalJson(pending)).digest('hex');
+      pending = null;
+    }
+    return digest;
+  };
+}
+
 /** Validates one envelope-valid job; returns the definition or its issues. */
 function validateJob(
   job: LoadedJob,
@@ -221,7 +234,7 @@ function validateJob(
   }
 
   if (issues.length > 0 || !kind || !schedule.ok || !deliver) return { ok: false, issues };
-  let fingerprint: string | undefined;
+  const fingerprint = fingerprintOnce({ ...spec, config, kind: spec.kind });
   const definition: JobDefinition = {
     id: spec.id,
     kind,
@@ -236,9 +249,7 @@ function validateJob(
     sourceKey: sourceKeyOf(kind, config),
     // Asked by a reload's plan and a cluster's reconcile, never by a single host's start: worked out then.
     get fingerprint() {
-      return (fingerprint ??= createHash('sha256')
-        .update(canonicalJson({ ...spec, config, kind: spec.kind }))
-        .digest('hex'));
+      return fingerprint();
     },
   };
   return { ok: true, definition };
