@@ -338,7 +338,7 @@ export const GENERIC_CONFIG_FIELDS: readonly string[] = [
 
 /**
  * Stable JSON: `JSON.stringify` with every object's keys sorted (by UTF-16 code units). Written out by hand:
- * a replacer that rebuilds each object sorted cost about a tenth of a daemon's start at 10,000 jobs.
+ * a replacer that rebuilt each object sorted took about 95 ms of a CPU profile of a 10,000-job start.
  */
 export function canonicalJson(value: unknown): string {
   return canonicalPart(value) as string;
