@@ -1,8 +1,8 @@
 /**
  * Node's process metrics (`process_*`, `nodejs_*`): the series prom-client's `collectDefaultMetrics` makes,
- * by its own collectors, but for CPU time. prom-client's CPU collector loads OpenTelemetry's API (about a
- * tenth of a daemon's start) for exemplars, which these counters never carry: here they are three counters
- * with the same names, help and values.
+ * by its own collectors, but for CPU time. prom-client's CPU collector loads OpenTelemetry's API for
+ * exemplars, which these counters never carry: here they are three counters with the same names, help and
+ * values.
  */
 import { createRequire } from 'node:module';
 import type { Registry as PromRegistry } from 'prom-client';
