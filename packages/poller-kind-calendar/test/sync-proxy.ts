@@ -5,8 +5,7 @@
  * token then gets the rest with the server's real token; or `410 Gone` for every sync. Everything else
  * (the baseline, `calendar-multiget`, ...) passes through unchanged.
  */
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startRecordingServer } from '@agent/poller-core/testing';
 
 export interface SyncProxy {
   /** `http://127.0.0.1:<port>`: the upstream's paths under another origin. */
@@ -22,13 +21,6 @@ export interface SyncProxy {
   close(): Promise<void>;
 }
 
-const readBody = (req: IncomingMessage) =>
-  new Promise<string>((resolve) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-  });
-
 const multistatus = (responses: string[], token: string) =>
   `<?xml version="1.0" encoding="utf-8"?>\n<multistatus xmlns="DAV:"><sync-token>${token}</sync-token>${responses.join('')}</multistatus>`;
 
@@ -40,10 +32,9 @@ export async function startSyncProxy(upstreamOrigin: string): Promise<SyncProxy>
   let cutAfter: number | null = null;
   let gone = false;
 
-  const server = createServer((req, res) => {
+  const server = await startRecordingServer((req, res) => {
     void (async () => {
-      const body = await readBody(req);
-      const path = req.url ?? '/';
+      const { body, path } = req;
       const isSync = req.method === 'REPORT' && /<(?:\w+:)?sync-collection\b/.test(body);
       if (isSync) {
         const token = /<(?:\w+:)?sync-token>([^<]*)<\/(?:\w+:)?sync-token>/.exec(body)?.[1] ?? '';
@@ -63,7 +54,7 @@ export async function startSyncProxy(upstreamOrigin: string): Promise<SyncProxy>
       for (const [k, v] of Object.entries(req.headers))
         if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers[k] = v;
       const up = await fetch(`${upstreamOrigin}${path}`, {
-        method: req.method ?? 'GET',
+        method: req.method,
         headers,
         ...(body ? { body } : {}),
       });
@@ -89,9 +80,8 @@ export async function startSyncProxy(upstreamOrigin: string): Promise<SyncProxy>
       res.end();
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    origin: server.url,
     syncTokens: () => [...tokens],
     issued: () => [...handedOut],
     truncateNext(n) {
@@ -100,9 +90,6 @@ export async function startSyncProxy(upstreamOrigin: string): Promise<SyncProxy>
     gone() {
       gone = true;
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
+    close: () => server.close(),
   };
 }

@@ -95,23 +95,6 @@ export function mailProviderOf(config: Readonly<Record<string, unknown>> | null 
   return typeof p === 'string' ? p : 'gmail';
 }
 
-/** `localhost`, or an IPv4 address in 127.0.0.0/8, or `::1` (brackets allowed). */
-function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
-  return /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.test(h) && h.split('.').every((o) => Number(o) <= 255);
-}
-
-/**
- * What an IMAP account block cannot do, found where the config is read (no DNS): `tls: none` with a host
- * that is not written as a loopback address. The connect checks every resolved address again.
- */
-export function imapAccountProblem(config: Readonly<Record<string, unknown>>): string | undefined {
-  const host = config.host;
-  if (config.tls !== 'none' || typeof host !== 'string' || isLoopbackHost(host)) return undefined;
-  return `tls: none sends the password in plain text and is only allowed for a loopback host (localhost, 127.0.0.1, ::1), not "${host}"`;
-}
-
 /** Reads an IMAP account block; each problem says the field and the fix. */
 export function parseImapAccount(config: Readonly<Record<string, unknown>>): ImapAccount {
   const str = (key: string): string | undefined => {

@@ -8,16 +8,23 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { freeLoopbackPort, stopByPid, waitForPort } from '@agent/poller-core/testing';
+import {
+  freeLoopbackPort,
+  startRecordingServer,
+  stopByPid,
+  waitForPort,
+  type RecordedHttpRequest,
+} from '@agent/poller-core/testing';
 import type { ImapFlow } from 'imapflow';
 
 const DOVECOT = '/usr/sbin/dovecot';
 const run = promisify(execFile);
+
+/** The token an introspection request asks about. */
+const askedToken = (req: RecordedHttpRequest) => new URLSearchParams(req.body).get('token') ?? '';
 
 export interface DovecotOptions {
   /** A certificate signed by a CA of its own: STARTTLS on `port`, implicit TLS on `tlsPort`. */
@@ -126,23 +133,11 @@ async function makeCertificates(dir: string): Promise<void> {
 
 /** A loopback RFC 7662 introspection endpoint: `token` is active for `user`, anything else is not. */
 async function startIntrospection(token: string, user: string) {
-  const seen: string[] = [];
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const asked = new URLSearchParams(Buffer.concat(chunks).toString('utf8')).get('token') ?? '';
-      seen.push(asked);
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(asked === token ? { active: true, username: user } : { active: false }));
-    });
+  const server = await startRecordingServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(askedToken(req) === token ? { active: true, username: user } : { active: false }));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/introspect`,
-    seen,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
+  return { ...server, url: `${server.url}/introspect` };
 }
 
 /** Starts Dovecot with one user (`alice` / `secret`) on a free loopback port. */
@@ -183,7 +178,7 @@ export async function startDovecot(options: DovecotOptions = {}): Promise<Doveco
     user: 'alice',
     password: 'secret',
     pid,
-    introspected: () => [...(introspection?.seen ?? [])],
+    introspected: () => (introspection?.requests ?? []).map(askedToken),
     async connections() {
       const { stdout } = await run('doveadm', ['-c', conf, 'who', '-1']);
       return stdout.split('\n').filter((l) => /\bimap\b/.test(l)).length;

@@ -24,6 +24,19 @@ export interface ImapSession {
   close(): Promise<void>;
 }
 
+/**
+ * What an IMAP account block cannot do, found where the config is read (no DNS): `tls: none` with a host
+ * that is not written as a loopback address (`localhost`, 127.0.0.0/8, `::1`). The connect checks every
+ * resolved address again (`checkedImapAddress`).
+ */
+export function imapAccountProblem(config: Readonly<Record<string, unknown>>): string | undefined {
+  const host = config.host;
+  if (config.tls !== 'none' || typeof host !== 'string') return undefined;
+  const { category, address } = checkHostname(host);
+  if (category === 'loopback' || address === 'localhost') return undefined;
+  return `tls: none sends the password in plain text and is only allowed for a loopback host (localhost, 127.0.0.1, ::1), not "${host}"`;
+}
+
 /** The address to connect to: every resolved address must pass the policy. */
 async function checkedImapAddress(account: ImapAccount, name: string): Promise<string> {
   const policy = { allowPrivateNetworks: account.allowPrivateNetworks };

@@ -1,7 +1,7 @@
 /** The `mail` poller kind and its `mail_count_unread` tool. */
 import { createAccountClient, type RefreshTokenClient } from '@agent/oauth2';
-import { imapAccountProblem, MAIL_API_BASE_URL, mailProviderOf, parseImapAccount } from './account.js';
-import { createImapSession } from './imap-session.js';
+import { MAIL_API_BASE_URL, mailProviderOf, parseImapAccount } from './account.js';
+import { createImapSession, imapAccountProblem } from './imap-session.js';
 import {
   imapCountUnread,
   imapQueryProblems,

@@ -211,6 +211,7 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
     const changed = [...plan.add, ...plan.replace].map((id) => nextById.get(id)!);
     await reconcileTable(p, cluster, [...plan.keep.map((id) => jobs.get(id)!.def), ...changed]);
     swapJobs(p, plan, nextById);
+    await shared.dropUnused();
     rejected.note(result.rejected);
     logReload(logger, plan);
     loop.wake();

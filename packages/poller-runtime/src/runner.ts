@@ -64,6 +64,8 @@ export function createRunner(options: RunnerOptions): Runner {
     await shared.dropChanged();
     config.settings = pollersOf(next)?.settings ?? config.settings;
     await applyPlan(lifecycle, plan, result.valid);
+    // The removed jobs' ticks have ended: what only they used can be closed.
+    await shared.dropUnused();
     rejected.note(result.rejected);
     logReload(logger, plan);
     return plan;

@@ -1,7 +1,7 @@
 /**
  * One shared resource per (agent, kind) (a kind's client, say), built on first use from the agent's account
  * and remembered with that account, so that a reload rebuilds only those whose account changed, and closes
- * those no job uses any more (a tool builds its own again on its next call).
+ * those whose last job it removed (a tool builds its own again on its next call).
  */
 import { agentDirectory, type RuntimeConfigView } from './agent-directory.js';
 import type { GuardedHttp } from '@agent/guarded-http';
@@ -22,12 +22,20 @@ export interface SharedResources {
   get(agentId: string, kind: PollerKind): Promise<unknown>;
   /** Closes every resource; the next use rebuilds it. */
   dropAll(): Promise<void>;
-  /**
-   * Closes those whose account changed in the current snapshot (a rotated secret, another account), and
-   * those of an (agent, kind) that no job of the snapshot has.
-   */
+  /** Closes those whose account changed in the current snapshot (a rotated secret, another account). */
   dropChanged(): Promise<void>;
+  /**
+   * Closes those of an (agent, kind) that had jobs before the current snapshot and has none in it; call it
+   * once the removed jobs stopped. One that only a tool ever used stays open across reloads.
+   */
+  dropUnused(): Promise<void>;
 }
+
+const keyOf = (agentId: string, kindName: string) => `${agentId}\u0000${kindName}`;
+
+/** The (agent, kind) pairs that jobs of `snapshot` have. */
+const withJobs = (snapshot: RuntimeConfigView): Set<string> =>
+  new Set((pollersOf(snapshot)?.jobs ?? []).map((j) => keyOf(j.spec.agent, j.spec.kind)));
 
 /** The account of `agentId` that `kind` needs; `null` for a kind without credentials. */
 function resolveAccount(
@@ -55,6 +63,7 @@ export function createSharedResources(deps: {
 }): SharedResources {
   const { registry, http, logger } = deps;
   const cache = new Map<string, { promise: Promise<unknown>; account: string }>();
+  let hadJobs = withJobs(deps.snapshot());
 
   const fingerprint = (agentId: string, kind: PollerKind): string => {
     try {
@@ -78,7 +87,7 @@ export function createSharedResources(deps: {
   return {
     get(agentId, kind) {
       if (!kind.createShared) return Promise.resolve(undefined);
-      const key = `${agentId}\u0000${kind.kind}`;
+      const key = keyOf(agentId, kind.kind);
       let entry = cache.get(key);
       if (!entry) {
         const account = resolveAccount(deps.snapshot(), agentId, kind);
@@ -109,18 +118,29 @@ export function createSharedResources(deps: {
 
     async dropChanged() {
       const stale: Promise<unknown>[] = [];
-      const used = new Set(
-        (pollersOf(deps.snapshot())?.jobs ?? []).map((j) => `${j.spec.agent}\u0000${j.spec.kind}`),
-      );
       for (const [key, entry] of cache) {
         const [agentId, kindName] = key.split('\u0000') as [string, string];
         const kind = registry.get(kindName);
-        if (!kind || !used.has(key) || fingerprint(agentId, kind) !== entry.account) {
+        if (!kind || fingerprint(agentId, kind) !== entry.account) {
           cache.delete(key);
           stale.push(entry.promise);
         }
       }
       await close(stale);
+    },
+
+    async dropUnused() {
+      const had = hadJobs;
+      hadJobs = withJobs(deps.snapshot());
+      const unused: Promise<unknown>[] = [];
+      for (const key of had) {
+        const entry = cache.get(key);
+        if (entry && !hadJobs.has(key)) {
+          cache.delete(key);
+          unused.push(entry.promise);
+        }
+      }
+      await close(unused);
     },
   };
 }

@@ -109,14 +109,47 @@ describe('tools', () => {
     expect(await tool.handler({}, ctx)).toMatchObject({ n: 3 });
     // The last job of the (agent, kind) removed: its resource is closed at the reload, not left open; the
     // tool builds one again when it is called.
-    const removed = createTestSnapshot({
+    const removedOptions = {
       agents: { assistant: { channels: ['chat_a', 'chat_b'], credentials: { mail: 'work' } } },
       accounts: { mail: { work: { client_id: 'x', refresh_token: 'rotated' } } },
       jobs: [],
-      version: 4,
-    });
+    };
+    const removed = createTestSnapshot({ ...removedOptions, version: 4 });
     await h.service.reload(removed);
     expect(closed).toBe(3);
     expect(await tool.handler({}, ctx)).toMatchObject({ n: 4 });
+    // Only the tool uses it now: another reload keeps it.
+    await h.service.reload(createTestSnapshot({ ...removedOptions, version: 5 }));
+    expect(closed).toBe(3);
+    expect(await tool.handler({}, ctx)).toMatchObject({ n: 4 });
+  });
+
+  it('the resource of a removed last job is closed once its in-flight tick ended, not under it', async () => {
+    let closed = 0;
+    let closedDuringTick: number | undefined;
+    const k = scriptedKind('fake', {
+      credentials: 'mail',
+      createShared: () => ({ close: () => void closed++ }),
+    });
+    k.push({ items: [] });
+    k.push(
+      (ctx: TickContext) =>
+        new Promise((resolve) => {
+          ctx.signal.addEventListener('abort', () => {
+            closedDuringTick = closed;
+            resolve({ items: [] });
+          });
+        }),
+    );
+    const agents = { assistant: { channels: ['chat_a'], credentials: { mail: 'work' } } };
+    const accounts = { mail: { work: { client_id: 'x' } } };
+    const h = setup({ kinds: [k], agents, accounts, jobs: [job('j1')] });
+    await h.service.start();
+    await h.clock.advance(0);
+    await h.clock.advance(60_000);
+    expect(k.calls).toHaveLength(2);
+    await h.service.reload(createTestSnapshot({ agents, accounts, jobs: [], version: 2 }));
+    expect(closedDuringTick).toBe(0);
+    expect(closed).toBe(1);
   });
 });
