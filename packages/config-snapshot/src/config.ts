@@ -7,7 +7,7 @@ import { sleep } from '@agent/timers';
 import type { ConfigIssue } from './issues.js';
 import { formatIssue } from './issues.js';
 import { readCandidate, type Candidate, type ReadOptions } from './load.js';
-import { nearestPosition } from './source.js';
+import { nearestPosition, type SourceFile } from './source.js';
 import { join } from 'node:path';
 import {
   diff,
@@ -52,7 +52,10 @@ export interface RestartChange {
   reason: string;
   /** The file of the change (as issues name files); absent when no file names it. */
   file?: string;
-  /** The line of the changed key in `file`, when the key is there (not for a removed key or file). */
+  /**
+   * The line of the changed key in `file`; for a removed key, of the nearest key around it still there (none
+   * for a removed top-level key or file).
+   */
   line?: number;
 }
 
@@ -328,7 +331,7 @@ function restartChanges(d: SnapshotDiff, prev: ConfigSnapshot, candidate: Candid
     const file = fileOf(change);
     const locate = file === undefined ? undefined : candidate.locators.get(file);
     // A key gone from the file is placed at the nearest key still there (never at the file's start).
-    const pos = locate && nearestPosition({ locate }, path, 1);
+    const pos = locate && nearestPosition({ locate: keyOf(locate) }, path, 1);
     return {
       ...change,
       reason: restartReason(change),
@@ -336,6 +339,18 @@ function restartChanges(d: SnapshotDiff, prev: ConfigSnapshot, candidate: Candid
       ...(pos ? { line: pos.line } : {}),
     };
   });
+}
+
+/**
+ * Where the key at `segments` is written, rather than its value: a block value (an instance's mapping) starts
+ * on the line after its key. An array item has no key: the item itself.
+ */
+function keyOf(locate: SourceFile['locate']): SourceFile['locate'] {
+  return (segments) => {
+    const value = locate(segments);
+    const last = segments[segments.length - 1];
+    return value && typeof last === 'string' ? locate(segments.slice(0, -1), last) : value;
+  };
 }
 
 /** Each section's new value, or its running one where a file of it could not be used. */
