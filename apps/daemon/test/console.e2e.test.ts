@@ -239,7 +239,8 @@ describe('operator console in Chromium', () => {
     const previews = () => d.count(/msg="config reload previewed"/);
     const before = previews();
     const refreshes: string[] = [];
-    page.on('request', (r) => {
+    // Live refreshes the daemon answered (a request sent may not have reached it yet).
+    page.on('requestfinished', (r) => {
       if (r.headers()['x-console-refresh']) refreshes.push(new URL(r.url()).pathname);
     });
     await page.click('nav a[href="/reload"]');
@@ -252,8 +253,9 @@ describe('operator console in Chromium', () => {
       ((await (await fetch(`${d.adminUrl}/admin/pollers`)).json()) as { jobs: unknown[] }).jobs,
     ).toHaveLength(2);
     // An open reload page refreshes its history and health, and previews once: when it was opened.
-    await page.waitForTimeout(6000);
-    expect(refreshes.filter((p) => p === '/reload').length).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(() => refreshes.filter((p) => p === '/reload').length, { timeout: 15_000 })
+      .toBeGreaterThanOrEqual(2);
     expect(previews() - before).toBe(1);
     await shot(page, 'reload-preview');
     await page.click('button[data-action="apply-reload"]');
