@@ -2,7 +2,7 @@
 import { formatIssue, type ConfigIssue, type ConfigSnapshot, type LoadResult } from '@agent/config-snapshot';
 import type { RestartRequiredJson } from '@agent/admin-api';
 import type { ReloadAck } from '@agent/cli';
-import type { ApplyReport } from './subsystem.js';
+import type { ApplyReport, RestartReport } from './subsystem.js';
 
 /** What each subsystem made of the new snapshot, by subsystem name. */
 export type ApplyReports = ReadonlyMap<string, ApplyReport>;
@@ -53,7 +53,7 @@ export function makeAck(
 }
 
 /** A restart-required change on the wire: field, reason, then the file and line where known. */
-function located(c: { field: string; reason: string; file?: string; line?: number }): RestartRequiredJson {
+function located(c: RestartReport): RestartRequiredJson {
   return {
     field: c.field,
     reason: c.reason,

@@ -1,5 +1,5 @@
 /** What the reload pipeline knows of a part of the daemon that follows the configuration. */
-import type { ConfigSnapshot, LoadResult } from '@agent/config-snapshot';
+import type { ConfigSnapshot, LoadResult, RestartChange } from '@agent/config-snapshot';
 import type { ReloadPlan } from '@agent/poller-runtime';
 
 /** A poller job the new configuration rejects. */
@@ -11,14 +11,8 @@ interface RejectedJobReport {
   running: boolean;
 }
 
-/** A changed field that waits for a restart. */
-export interface RestartReport {
-  field: string;
-  /** What the running daemon keeps until it restarts. */
-  reason: string;
-  file?: string;
-  line?: number;
-}
+/** A changed field of a subsystem's own files that waits for a restart: as the config loader reports its own. */
+export type RestartReport = Omit<RestartChange, 'agentId'>;
 
 /** What a subsystem made of a new snapshot, reported by value to whoever triggered the reload. */
 export interface ApplyReport {

@@ -7,7 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page, type Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentFile, baseConfig, daemonScope } from './harness.js';
 
@@ -79,6 +79,8 @@ const focused = async (page: Page): Promise<{ tag: string; action: string; job: 
 const narrow = async (p: Page) =>
   expect(await p.evaluate('document.documentElement.scrollWidth'), p.url()).toBeLessThanOrEqual(375);
 const TIME = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ$/;
+/** The jobs page without a filter (the address a live refresh asks before the filter is typed). */
+const unfilteredJobs = (url: URL): boolean => url.pathname === '/' && url.search === '';
 
 interface JobJson {
   paused: boolean;
@@ -146,8 +148,14 @@ describe('operator console in Chromium', () => {
     // Keyboard: the first Tab reaches the skip link; the filter narrows the table as one types.
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
+    // A live refresh slow to answer (held here) does not hold the filter back: typing asks anew at once.
+    const held: Route[] = [];
+    await page.route(unfilteredJobs, (route) => void held.push(route));
+    await expect.poll(() => held.length, { timeout: 5000 }).toBeGreaterThan(0);
     await page.fill('#q', 'dige');
     await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+    await Promise.all(held.map((r) => r.continue()));
+    await page.unroute(unfilteredJobs);
     expect(page.url()).toContain('q=dige');
     await page.fill('#q', '');
     await expect.poll(() => page.locator('tbody tr').count()).toBe(2);
@@ -231,7 +239,8 @@ describe('operator console in Chromium', () => {
     const previews = () => d.count(/msg="config reload previewed"/);
     const before = previews();
     const refreshes: string[] = [];
-    page.on('request', (r) => {
+    // Live refreshes the daemon answered (a request sent may not have reached it yet).
+    page.on('requestfinished', (r) => {
       if (r.headers()['x-console-refresh']) refreshes.push(new URL(r.url()).pathname);
     });
     await page.click('nav a[href="/reload"]');
@@ -244,8 +253,9 @@ describe('operator console in Chromium', () => {
       ((await (await fetch(`${d.adminUrl}/admin/pollers`)).json()) as { jobs: unknown[] }).jobs,
     ).toHaveLength(2);
     // An open reload page refreshes its history and health, and previews once: when it was opened.
-    await page.waitForTimeout(6000);
-    expect(refreshes.filter((p) => p === '/reload').length).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(() => refreshes.filter((p) => p === '/reload').length, { timeout: 15_000 })
+      .toBeGreaterThanOrEqual(2);
     expect(previews() - before).toBe(1);
     await shot(page, 'reload-preview');
     await page.click('button[data-action="apply-reload"]');

@@ -106,7 +106,7 @@ describe('reload results that do not lie', () => {
 
   it('agent pollers reload returns the plan of this reload, by value', async () => {
     const w = setup({
-      ...baseConfig({ runtime: SLOW_WATCHER }),
+      ...baseConfig({ runtime: SLOW_WATCHER, agents: ['a', 'b'] }),
       'pollers.yaml': `pollers:\n  jobs:\n${rssJob('blog')}`,
     });
     const d = await boot(w);
@@ -116,6 +116,12 @@ describe('reload results that do not lie', () => {
     // A reload that changes nothing answers its own plan, not the previous one.
     const second = JSON.parse((await pollers(w, d, 'reload', '--json')).stdout) as Record<string, unknown>;
     expect(second).toMatchObject({ add: [], keep: ['blog', 'news'], rejected: [], errors: [] });
+    // Every job applies but an agent is rejected: its line is there, and the exit code says so too.
+    w.write('agents.d/b.yaml', agentFile().replace('inbound_bindings:', 'inbound_bindingz:'));
+    const third = await pollers(w, d, 'reload');
+    expect(third.code, third.stdout + third.stderr).toBe(2);
+    expect(third.stdout).toMatch(/^pollers reload: add=0 replace=0 remove=0 keep=2 rejected=0$/m);
+    expect(third.stdout).toMatch(/^ {2}✗ agent b: config\/agents\.d\/b\.yaml:\d+:\d+\b/m);
   });
 
   it('the root cause of an agent rejected for its provider is printed: the secret file and its mode', async () => {

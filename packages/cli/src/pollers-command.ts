@@ -113,7 +113,7 @@ export const POLLERS_EXIT_CODES: Readonly<Record<PollersAction, ExitCodes>> = {
   reload: {
     ok: 'nothing rejected',
     failed: `${NOT_RUNNING}, nothing applied (a global file invalid, every agent rejected, a restart needed), API error`,
-    attention: 'a job or a file was rejected (the rest applied)',
+    attention: 'a job, an agent or a file was rejected (the rest applied)',
   },
 };
 
@@ -145,7 +145,7 @@ export function pollersCommand(io: CliIO, run: ClientRunner = runClient): Comman
         .command(
           cmd(
             'reload',
-            'Re-read the config and apply the poller diff; print the plan and rejected jobs (--dry-run: preview, apply nothing; the exit codes say what the reload would do)',
+            'Re-read the config and apply the poller diff; print the plan, rejected jobs and what became of the agents (--dry-run: preview, apply nothing; the exit codes say what the reload would do)',
           ),
         )
         .demandCommand(1, 'name a pollers command: list, show, run, pause, resume, reset or reload')

@@ -113,7 +113,10 @@ export async function runPollers(io: CliIO, args: PollersArgs): Promise<number> 
         });
         if (args.json) json(body);
         else out(formatReloadPlan(body, io.color));
-        return body.rejected.length > 0 || (body.errors ?? []).length > 0 ? 2 : 0;
+        // The plan lists the agents too: a rejected agent is a rejection like a job's or a file's.
+        const rejections =
+          body.rejected.length + (body.errors ?? []).length + (body.agents?.rejected.length ?? 0);
+        return rejections > 0 ? 2 : 0;
       }
     }
   } catch (err) {

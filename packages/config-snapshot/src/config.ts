@@ -7,8 +7,16 @@ import { sleep } from '@agent/timers';
 import type { ConfigIssue } from './issues.js';
 import { formatIssue } from './issues.js';
 import { readCandidate, type Candidate, type ReadOptions } from './load.js';
+import { nearestPosition, type SourceFile } from './source.js';
 import { join } from 'node:path';
-import { diff, RESTART_RUNTIME_FIELDS, restartReason, sameValue, type SnapshotDiff } from './diff.js';
+import {
+  diff,
+  restartReason,
+  restartRequiredChanges,
+  RESTART_RUNTIME_FIELDS,
+  sameValue,
+  type SnapshotDiff,
+} from './diff.js';
 import type { ProviderConfig, RuntimeFile } from './schemas.js';
 import {
   deepFreeze,
@@ -44,7 +52,10 @@ export interface RestartChange {
   reason: string;
   /** The file of the change (as issues name files); absent when no file names it. */
   file?: string;
-  /** The line of the changed key in `file`, when the key is there (not for a removed key or file). */
+  /**
+   * The line of the changed key in `file`; for a removed key, of the nearest key around it still there (none
+   * for a removed top-level key or file).
+   */
   line?: number;
 }
 
@@ -309,37 +320,37 @@ export function loadConfig(configDir: string, opts: LoadOptions = {}): LoadResul
 
 /** Every restart-required change of `d`, with its reason, file and line. */
 function restartChanges(d: SnapshotDiff, prev: ConfigSnapshot, candidate: Candidate): RestartChange[] {
-  const at = (file: string | undefined, path: readonly (string | number)[] = []) => {
-    if (file === undefined) return {};
-    const locate = candidate.locators.get(file);
-    if (!locate) return { file };
-    // A key gone from the file is placed at the nearest key still there (never at the file's start).
-    for (let n = path.length; n > 0; n--) {
-      const pos = locate(path.slice(0, n));
-      if (pos) return { file, line: pos.line };
-    }
-    return { file };
+  const fileOf = ({ agentId, field }: { agentId?: string; field: string }): string | undefined => {
+    if (agentId !== undefined) return (candidate.agents.get(agentId) ?? prev.agents.get(agentId))?.file;
+    const rel = field.split(' ')[0]!;
+    if (!rel.startsWith('plugins/')) return join(candidate.configDir, rel);
+    const plugin = rel.slice('plugins/'.length, -'.yaml'.length);
+    return (candidate.plugins.get(plugin) ?? prev.plugins.get(plugin))?.file;
   };
-  const out: RestartChange[] = [];
-  for (const a of d.agents) {
-    const file = candidate.agents.get(a.agentId)?.file ?? prev.agents.get(a.agentId)?.file;
-    for (const c of a.changes) {
-      if (c.class !== 'restart') continue;
-      const change = { agentId: a.agentId, field: c.field };
-      out.push({ ...change, reason: restartReason(change), ...at(file, c.path) });
-    }
-  }
-  for (const c of d.global) {
-    if (c.class !== 'restart') continue;
-    const rel = c.field.split(' ')[0]!;
-    const plugin = rel.startsWith('plugins/') ? rel.slice('plugins/'.length, -'.yaml'.length) : null;
-    const file =
-      plugin === null
-        ? join(candidate.configDir, rel)
-        : (candidate.plugins.get(plugin) ?? prev.plugins.get(plugin))?.file;
-    out.push({ field: c.field, reason: restartReason(c), ...at(file, c.path) });
-  }
-  return out;
+  return restartRequiredChanges(d).map(({ path, ...change }) => {
+    const file = fileOf(change);
+    const locate = file === undefined ? undefined : candidate.locators.get(file);
+    // A key gone from the file is placed at the nearest key still there (never at the file's start).
+    const pos = locate && nearestPosition({ locate: keyOf(locate) }, path, 1);
+    return {
+      ...change,
+      reason: restartReason(change),
+      ...(file === undefined ? {} : { file }),
+      ...(pos ? { line: pos.line } : {}),
+    };
+  });
+}
+
+/**
+ * Where the key at `segments` is written, rather than its value: a block value (an instance's mapping) starts
+ * on the line after its key. An array item has no key: the item itself.
+ */
+function keyOf(locate: SourceFile['locate']): SourceFile['locate'] {
+  return (segments) => {
+    const value = locate(segments);
+    const last = segments[segments.length - 1];
+    return value && typeof last === 'string' ? locate(segments.slice(0, -1), last) : value;
+  };
 }
 
 /** Each section's new value, or its running one where a file of it could not be used. */

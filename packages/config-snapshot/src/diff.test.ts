@@ -228,6 +228,29 @@ describe('diff classifies each changed field', () => {
     },
   );
 
+  it('a change is located at its key, a removed key at the nearest key still there, a removed top-level key nowhere', () => {
+    const { d, second } = reloadAfter(
+      {
+        ...baseFiles(),
+        'broker.yaml': 'kind: nats\nurl: nats://127.0.0.1:4222\n',
+        'plugins/log.yaml': 'instances:\n  default: {}\n  second: {}\n',
+      },
+      (dir) => {
+        dir.write('broker.yaml', 'kind: local\n');
+        dir.write('plugins/log.yaml', '# two instances\ninstances:\n  default: {}\n  third:\n    {}\n');
+      },
+    );
+    const broker = join(d.config, 'broker.yaml');
+    const log = join(d.config, 'plugins', 'log.yaml');
+    expect(second.restartRequired.map(({ reason: _r, ...c }) => c)).toEqual([
+      { field: 'broker.yaml kind', file: broker, line: 1 },
+      { field: 'broker.yaml url', file: broker },
+      // `third:` is on line 4, its block value on line 5.
+      { field: 'plugins/log.yaml instances.second', file: log, line: 2 },
+      { field: 'plugins/log.yaml instances.third', file: log, line: 4 },
+    ]);
+  });
+
   it('a rotated secret inside a plugin instance is hot (credentials), not a restart', () => {
     const d = tempConfig({
       ...baseFiles(),

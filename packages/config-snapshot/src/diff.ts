@@ -130,12 +130,15 @@ export function diff(prev: DiffInput, next: DiffInput): SnapshotDiff {
   return { agents, global };
 }
 
-/** All restart-required changes, one entry per field. */
-export function restartRequiredChanges(d: SnapshotDiff): { agentId?: string; field: string }[] {
-  const out: { agentId?: string; field: string }[] = [];
+/** All restart-required changes, one entry per field, with its YAML path in its file (see `FieldChange`). */
+export function restartRequiredChanges(
+  d: SnapshotDiff,
+): { agentId?: string; field: string; path: readonly (string | number)[] }[] {
+  const out: { agentId?: string; field: string; path: readonly (string | number)[] }[] = [];
   for (const a of d.agents)
-    for (const c of a.changes) if (c.class === 'restart') out.push({ agentId: a.agentId, field: c.field });
-  for (const c of d.global) if (c.class === 'restart') out.push({ field: c.field });
+    for (const c of a.changes)
+      if (c.class === 'restart') out.push({ agentId: a.agentId, field: c.field, path: c.path ?? [] });
+  for (const c of d.global) if (c.class === 'restart') out.push({ field: c.field, path: c.path ?? [] });
   return out;
 }
 

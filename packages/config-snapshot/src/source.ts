@@ -62,7 +62,7 @@ export function issueAt(
   input: IssueInput,
   key?: string,
 ): ConfigIssue {
-  const pos = src.locate(segments, key) ?? nearestPosition(src, segments);
+  const pos = (key === undefined ? undefined : src.locate(segments, key)) ?? nearestPosition(src, segments);
   const issue: ConfigIssue = {
     severity: input.severity ?? 'error',
     file: src.display,
@@ -76,11 +76,16 @@ export function issueAt(
   return issue;
 }
 
-function nearestPosition(
+/**
+ * The position of the node at `segments`, else of its nearest ancestor still in the file, no shallower than
+ * `minDepth` (0: the file's root; 1: a top-level key at least, never the file's start).
+ */
+export function nearestPosition(
   src: Pick<SourceFile, 'locate'>,
   segments: Segments,
+  minDepth = 0,
 ): { line: number; column: number } | undefined {
-  for (let n = segments.length - 1; n >= 0; n--) {
+  for (let n = segments.length; n >= minDepth; n--) {
     const pos = src.locate(segments.slice(0, n));
     if (pos) return pos;
   }

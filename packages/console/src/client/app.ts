@@ -59,9 +59,9 @@ async function navigate(url: string, how: 'push' | 'replace' | 'none'): Promise<
  * that hold the focus too (after an action, which puts the focus back itself).
  */
 async function refresh(all = false): Promise<void> {
-  // The timer waits for the refresh in flight (a slow answer is not asked again and again); an action asks
-  // anew, and only the latest refresh applies: one asked before the action ended shows the state before it.
-  if (document.hidden || document.getElementById('token-form') || (inFlight && !all)) return;
+  // An action or the filter asks anew, and only the latest refresh applies: one asked before shows the state
+  // before it (the timer waits for the refresh in flight instead, see the end of this script).
+  if (document.hidden || document.getElementById('token-form')) return;
   const mine = ++refreshes;
   inFlight = true;
   const doc = await fetchPage(location.href, true).catch(() => null);
@@ -203,5 +203,8 @@ window.addEventListener('popstate', () => void navigate(location.href, 'none'));
 // A page answered without the token (401) asks for it; with one kept in this tab, it loads at once.
 if (document.getElementById('token-form') && token()) void navigate(location.href, 'none');
 
-setInterval(() => void refresh(), REFRESH_MS);
+// A slow answer is not asked again and again: the timer waits for the refresh in flight.
+setInterval(() => {
+  if (!inFlight) void refresh();
+}, REFRESH_MS);
 document.documentElement.dataset.console = 'ready';
