@@ -42,6 +42,7 @@ describe('TextCounter', () => {
     const c = new TextCounter({ name: 'y_total', help: 'y', labelNames: [] });
     expect(samples(c)).toEqual(['y_total 0']);
     c.inc({}, 4);
+    expect(samples(c)).toEqual(['y_total 4']);
     c.reset();
     expect(samples(c)).toEqual(['y_total 0']);
   });

@@ -1,6 +1,6 @@
 /**
  * What the three metric families share: each series is a slot in typed arrays of numbers, found by its
- * label text (`kind="rss",agent="a",job_id="x"`), escaped once when the series is made. Rendering joins
+ * label text (`kind="rss",agent="a",job_id="x"`), escaped once when the series is made. Rendering writes
  * that text into lines; no object is allocated per series or per bucket.
  */
 import type { Registry } from 'prom-client';
@@ -34,11 +34,16 @@ export interface FamilySnapshot {
   aggregator: 'sum';
 }
 
-/** A metric that writes its own exposition text; `renderMetrics` uses it instead of prom-client's. */
+/** A metric that writes its own exposition text; the renderers use it instead of prom-client's. */
 export interface RendersText {
   readonly name: string;
   /** The family's HELP and TYPE lines and its samples, one per line, without a trailing newline. */
   renderText(): string;
+  /**
+   * What `renderText` answers, in pieces (the header, then one piece per series), made as they are asked
+   * for: a family of 10,000 series is never one string.
+   */
+  textPieces(): Iterable<string>;
 }
 
 const INITIAL_CAPACITY = 16;
@@ -109,9 +114,12 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
   }
 
   renderText(): string {
-    const lines = [this.header];
-    for (const [text, slot] of this.slots) this.renderSeries(text, slot, lines);
-    return lines.join('\n');
+    return [...this.textPieces()].join('');
+  }
+
+  *textPieces(): Generator<string, void, undefined> {
+    yield this.header;
+    for (const [text, slot] of this.slots) yield this.renderSeries(text, slot);
   }
 
   /**
@@ -128,11 +136,8 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
   protected abstract resize(capacity: number): void;
   /** Zeroes the numbers of a slot, before it is reused. */
   protected abstract clearSlot(slot: number): void;
-  /**
-   * Appends the sample lines of one series, one string per line or several lines in one string (joined by
-   * newlines, no trailing one); `text` is its label text ('' without labels).
-   */
-  protected abstract renderSeries(text: string, slot: number, lines: string[]): void;
+  /** The sample lines of one series, each after a newline; `text` is its label text ('' without labels). */
+  protected abstract renderSeries(text: string, slot: number): string;
   /** Appends the samples of one series for `get()`. */
   protected abstract samplesOf(slot: number, labels: Record<string, string>, into: SampleValue[]): void;
 

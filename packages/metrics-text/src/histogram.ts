@@ -65,22 +65,22 @@ export class TextHistogram<L extends string = string> extends LabelledFamily<L> 
     this.totals[slot] = 0;
   }
 
-  protected renderSeries(text: string, slot: number, lines: string[]): void {
-    // One string per series, not one per line: fewer pieces for the final join (about a fifth faster).
+  protected renderSeries(text: string, slot: number): string {
+    // One string per series, not one per line: fewer pieces for the chunks' joins.
     const n = this.buckets.length;
     const close = `${text}} `;
     let cumulative = 0;
     let block = '';
     for (let i = 0; i < n; i++) {
       cumulative += this.counts[slot * n + i]!;
-      block += `${this.bucketOpens[i]}${close}${cumulative}\n`;
+      block += `\n${this.bucketOpens[i]}${close}${cumulative}`;
     }
     const total = formatValue(this.totals[slot]!);
     const sum = formatValue(this.sums[slot]!);
-    block += `${this.infOpen}${close}${total}\n`;
-    if (text) block += `${this.name}_sum{${close}${sum}\n${this.name}_count{${close}${total}`;
-    else block += `${this.name}_sum ${sum}\n${this.name}_count ${total}`;
-    lines.push(block);
+    block += `\n${this.infOpen}${close}${total}`;
+    if (text) block += `\n${this.name}_sum{${close}${sum}\n${this.name}_count{${close}${total}`;
+    else block += `\n${this.name}_sum ${sum}\n${this.name}_count ${total}`;
+    return block;
   }
 
   protected samplesOf(slot: number, labels: Record<string, string>, into: SampleValue[]): void {

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { Counter, Gauge, Histogram, Registry, type OpenMetricsContentType } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { TextCounter, TextGauge, TextHistogram, renderMetrics } from './index.js';
+import { TextCounter, TextGauge, TextHistogram, renderMetrics, renderMetricsChunks } from './index.js';
 
 const JOB = ['kind', 'agent', 'job_id'] as const;
 const BUCKETS = [10, 50, 100, 250, 1000, 2500, 10_000, 60_000];
@@ -80,6 +80,14 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ op: fc.constant('remove' as const), job: jobArb }),
 );
 
+const feedJob = (i: number): Job => ({ kind: 'rss', agent: 'a', job_id: `feed-${i}` });
+
+async function allChunks(registry: Registry): Promise<Buffer[]> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of renderMetricsChunks(registry)) chunks.push(chunk);
+  return chunks;
+}
+
 describe('renderMetrics against prom-client', () => {
   it('gives the bytes registry.metrics() gives for the same operations on prom-client metrics', async () => {
     await fc.assert(
@@ -90,6 +98,36 @@ describe('renderMetrics against prom-client', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('in chunks, gives the UTF-8 bytes of the text, split in several chunks when it is large', async () => {
+    const { ours, apply } = twins();
+    for (let i = 0; i < 3000; i++) {
+      apply({
+        op: 'tick',
+        job: { kind: 'rss', agent: `ünï €${i % 7}`, job_id: `feed-${i}` },
+        status: 'ok',
+        ms: i,
+      });
+    }
+    const chunks = await allChunks(ours);
+    expect(chunks.length).toBeGreaterThan(3);
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(await renderMetrics(ours));
+    expect(Buffer.concat(await allChunks(new Registry()))).toEqual(Buffer.from('\n'));
+  });
+
+  it('makes each chunk when it is asked for: a series changed meanwhile is rendered with its new value', async () => {
+    const { ours, apply } = twins();
+    for (let i = 0; i < 3000; i++) apply({ op: 'tick', job: feedJob(i), status: 'ok', ms: 1 });
+    const chunks = renderMetricsChunks(ours);
+    const first = (await chunks.next()).value as Buffer;
+    // The last job's series are far past the first chunk: a tick now is in the text that follows.
+    apply({ op: 'tick', job: feedJob(2999), status: 'ok', ms: 1 });
+    const rest: Buffer[] = [];
+    for await (const chunk of chunks) rest.push(chunk);
+    const text = Buffer.concat([first, ...rest]).toString('utf8');
+    expect(text).toContain('t_total{kind="rss",agent="a",job_id="feed-2999",status="ok"} 2\n');
+    expect(text).toContain('t_total{kind="rss",agent="a",job_id="feed-0",status="ok"} 1\n');
   });
 
   it('renders a registry of text families and prom-client metrics alike, in registration order', async () => {

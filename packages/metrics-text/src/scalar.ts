@@ -19,9 +19,9 @@ export abstract class ScalarFamily<L extends string> extends LabelledFamily<L> {
     this.values[slot] = 0;
   }
 
-  protected renderSeries(text: string, slot: number, lines: string[]): void {
+  protected renderSeries(text: string, slot: number): string {
     const value = formatValue(this.values[slot]!);
-    lines.push(text ? `${this.name}{${text}} ${value}` : `${this.name} ${value}`);
+    return text ? `\n${this.name}{${text}} ${value}` : `\n${this.name} ${value}`;
   }
 
   protected samplesOf(slot: number, labels: Record<string, string>, into: SampleValue[]): void {
