@@ -2,7 +2,7 @@
  * The metrics app: text exposition of a prom-client registry owned by the caller, plus the two probes a
  * supervisor asks (`/healthz`: the process answers; `/readyz`: it has started and is not stopping).
  */
-import { renderMetrics } from '@agent/metrics-text';
+import { renderMetricsChunks } from '@agent/metrics-text';
 import { Hono } from 'hono';
 import type { Registry } from 'prom-client';
 import { isAdminError, METRICS_ERROR_CODES, type MetricsErrorCode } from './errors.js';
@@ -45,7 +45,20 @@ export function buildMetricsApp(registry: Registry, options: MetricsAppOptions =
   });
   app.get('/metrics', async (c) => {
     // Per-job series render their own text; prom-client renders the rest (process metrics, reload series).
-    const body = await renderMetrics(registry);
+    // Pulled as the socket takes it: one chunk of text is made at a time.
+    const chunks = renderMetricsChunks(registry);
+    // The first chunk before the status line: a registry that cannot be read still answers 500.
+    let next = await chunks.next();
+    const body = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (next.done) return controller.close();
+        controller.enqueue(next.value);
+        next = await chunks.next();
+      },
+      async cancel() {
+        await chunks.return();
+      },
+    });
     return c.body(body, 200, { 'content-type': registry.contentType });
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
