@@ -79,7 +79,7 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
   /** Registers the family, once a subclass is whole (a family that failed its checks is not registered). */
   protected registerIn(registers: readonly Registry[] = []): void {
     // prom-client's registerMetric is typed for its own classes; a registry reads only name, get() and
-    // reset() (and renderMetrics reads renderText()).
+    // reset() (and the renderers read textPieces()).
     for (const registry of registers) registry.registerMetric(this as never);
   }
 
@@ -119,7 +119,14 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
 
   *textPieces(): Generator<string, void, undefined> {
     yield this.header;
-    for (const [text, slot] of this.slots) yield this.renderSeries(text, slot);
+    // The series of this moment, each rendered when its turn comes: between two pieces the caller may let
+    // other work run, and a series removed and made again meanwhile would come back at the end of the Map
+    // (twice in one scrape). Series removed meanwhile are left out; series made meanwhile wait for the next.
+    const texts = [...this.slots.keys()];
+    for (const text of texts) {
+      const slot = this.slots.get(text);
+      if (slot !== undefined) yield this.renderSeries(text, slot);
+    }
   }
 
   /**

@@ -130,6 +130,41 @@ describe('renderMetrics against prom-client', () => {
     expect(text).toContain('t_total{kind="rss",agent="a",job_id="feed-0",status="ok"} 1\n');
   });
 
+  it('writes a series removed and made again while the scrape runs once, and leaves out one removed', async () => {
+    const { ours, apply } = twins();
+    for (let i = 0; i < 3000; i++) apply({ op: 'tick', job: feedJob(i), status: 'ok', ms: 1 });
+    const chunks = renderMetricsChunks(ours);
+    const first = (await chunks.next()).value as Buffer;
+    // feed-0 was in the first chunk; made again it goes to the end of its family's series.
+    apply({ op: 'remove', job: feedJob(0) });
+    apply({ op: 'tick', job: feedJob(0), status: 'ok', ms: 1 });
+    apply({ op: 'remove', job: feedJob(2998) });
+    const rest: Buffer[] = [];
+    for await (const chunk of chunks) rest.push(chunk);
+    const text = Buffer.concat([first, ...rest]).toString('utf8');
+    const count = (line: string) => text.split('\n').filter((l) => l === line).length;
+    expect(count('t_total{kind="rss",agent="a",job_id="feed-0",status="ok"} 1')).toBe(1);
+    expect(text).not.toContain('job_id="feed-2998"');
+    // Every sample line of the scrape is there once.
+    const samples = text.split('\n').filter((l) => l && !l.startsWith('#'));
+    expect(new Set(samples.map((l) => l.slice(0, l.lastIndexOf(' ')))).size).toBe(samples.length);
+  });
+
+  it('renders the metrics prom-client renders before the first chunk: one that fails, fails the scrape there', async () => {
+    const { ours, apply } = twins();
+    for (let i = 0; i < 3000; i++) apply({ op: 'tick', job: feedJob(i), status: 'ok', ms: 1 });
+    const broken = new Gauge({
+      name: 'broken',
+      help: 'b',
+      registers: [ours],
+      collect() {
+        throw new Error('collector failed');
+      },
+    });
+    expect(ours.getSingleMetric('broken')).toBe(broken);
+    await expect(renderMetricsChunks(ours).next()).rejects.toThrow('collector failed');
+  });
+
   it('renders a registry of text families and prom-client metrics alike, in registration order', async () => {
     const registry = new Registry();
     new Counter({ name: 'before_total', help: 'b', registers: [registry] }).inc(2);

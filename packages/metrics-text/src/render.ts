@@ -14,9 +14,9 @@ function rendersText(metric: object): metric is RendersText {
 export async function renderMetrics(registry: Registry<RegistryContentType>): Promise<string> {
   if (registry.contentType !== Registry.PROMETHEUS_CONTENT_TYPE) return registry.metrics();
   const pieces: string[] = [];
-  for await (const part of textParts(registry)) {
+  for (const part of await textParts(registry)) {
     if (typeof part === 'string') pieces.push(part);
-    else for (const piece of part) pieces.push(piece);
+    else for (const piece of part.textPieces()) pieces.push(piece);
   }
   return pieces.join('');
 }
@@ -25,8 +25,9 @@ export async function renderMetrics(registry: Registry<RegistryContentType>): Pr
  * `renderMetrics` as UTF-8 chunks of about 64 KB, each made when it is asked for: what a scrape sends,
  * pulled as the socket takes it. At 10,000 jobs the text is about 12 MB; made whole, as one string or as
  * every chunk at once, it outlived young collections and was left in the old generation at every scrape.
- * A chunk asked for later renders the values of that moment: a scrape is not one instant (neither is
- * prom-client's), but each series is rendered whole.
+ * prom-client's metrics are rendered before the first chunk (a metric it cannot render fails the scrape
+ * before its first byte); a text family's series are rendered as their chunk is made, each whole, with the
+ * values of that moment: a scrape is not one instant (neither is prom-client's).
  */
 export async function* renderMetricsChunks(
   registry: Registry<RegistryContentType>,
@@ -35,6 +36,7 @@ export async function* renderMetricsChunks(
     yield Buffer.from(await registry.metrics(), 'utf8');
     return;
   }
+  const parts = await textParts(registry);
   let pieces: string[] = [];
   let chars = 0;
   const take = (): Buffer<ArrayBuffer> => {
@@ -43,9 +45,8 @@ export async function* renderMetricsChunks(
     chars = 0;
     return chunk;
   };
-  for await (const part of textParts(registry)) {
-    // A family's pieces are taken synchronously: one await per family, not one per series.
-    for (const piece of typeof part === 'string' ? [part] : part) {
+  for (const part of parts) {
+    for (const piece of typeof part === 'string' ? [part] : part.textPieces()) {
       pieces.push(piece);
       chars += piece.length;
       if (chars >= CHUNK_CHARS) yield take();
@@ -54,21 +55,22 @@ export async function* renderMetricsChunks(
   if (pieces.length > 0) yield take();
 }
 
-/** Characters gathered before they are encoded: small enough to be a young string, large enough to be few. */
+/**
+ * Characters gathered before they are encoded (64 KB of ASCII): small enough to be a young string, large
+ * enough to be few.
+ */
 const CHUNK_CHARS = 64 * 1024;
 
 /**
- * The registry's text, families in registration order: a text family as its pieces (iterated when they are
- * needed), every other metric as prom-client renders it.
+ * The registry's parts in registration order, with the blank lines between them: a text family as itself
+ * (its pieces are made when they are needed), every other metric as prom-client renders it, asked for now.
  */
-async function* textParts(
-  registry: Registry<RegistryContentType>,
-): AsyncGenerator<string | Iterable<string>, void, undefined> {
-  let first = true;
+async function textParts(registry: Registry<RegistryContentType>): Promise<(string | RendersText)[]> {
+  const parts: (string | RendersText)[] = [];
   for (const metric of registry.getMetricsAsArray()) {
-    if (!first) yield '\n\n';
-    first = false;
-    yield rendersText(metric) ? metric.textPieces() : await registry.getSingleMetricAsString(metric.name);
+    if (parts.length > 0) parts.push('\n\n');
+    parts.push(rendersText(metric) ? metric : await registry.getSingleMetricAsString(metric.name));
   }
-  yield '\n';
+  parts.push('\n');
+  return parts;
 }
