@@ -1,7 +1,8 @@
 // The whole daemon with N real `rss` jobs (`every_secs: 60`, default jitter, 50 agents) against a loopback
 // feed server that answers 304 after its first answer: spawn→ready, time until every job has baselined, RSS
-// at start, idle (the median of one sample a second over the measured window) and peak, CPU per tick over
-// that window (scraped every 15 s, as Prometheus would), and the CPU of those scrapes. In the same run, a bare loop of the same conditional
+// at start, idle (the median of one sample a second over the measured window) and peak, the daemon's CPU
+// over that window (scraped every 15 s, as Prometheus would), CPU per tick (the window's without the
+// scrapes' own) and the CPU of those scrapes. In the same run, a bare loop of the same conditional
 // GETs through the same HTTP client (the physical limit), with the ratio. `node bench/scale.mjs [--jobs 100,1000,10000] [--interval 60] [--window 60] [--concurrency N] [--node-args '--flag …'] [--quick]`
 // [--scrape-interval 15] (build first).
 import { fork } from 'node:child_process';
@@ -133,6 +134,18 @@ async function runDaemon(jobs, feedUrl) {
   const cpu1 = cpuMs(child.pid);
   const elapsed = performance.now() - t0;
   const ticks1 = counterSum(await scrape(metricsUrl), 'poller_ticks_total');
+  // The ticks' CPU rate outside the scrapes: what the scrapes' CPU holds of the ticks', and what a tick costs.
+  const ticksRate = (cpu1 - cpu0 - scrapes.cpu) / Math.max(1, elapsed - scrapes.wall);
+  const scrapesOwn = scrapes.cpu - ticksRate * scrapes.wall;
+  if (scrapes.n === 0) {
+    // A window shorter than the scrape interval: one scrape after it, so the figure is never an empty 0.
+    const c0 = cpuMs(child.pid);
+    const w0 = performance.now();
+    scrapes.bytes = (await scrape(metricsUrl)).length;
+    scrapes.wall = performance.now() - w0;
+    scrapes.cpu = cpuMs(child.pid) - c0;
+    scrapes.n = 1;
+  }
   idleSamples.sort((a, b) => a - b);
   const rssIdle = idleSamples[Math.floor(idleSamples.length / 2)];
   const rssIdleRange = [idleSamples[0], idleSamples.at(-1)];
@@ -154,7 +167,9 @@ async function runDaemon(jobs, feedUrl) {
     rssPeak: peak,
     cpuPct: ((cpu1 - cpu0) / elapsed) * 100,
     ticks,
-    cpuPerTick: (cpu1 - cpu0) / Math.max(1, ticks),
+    // The window's CPU but the scrapes' own.
+    cpuPerTick: (cpu1 - cpu0 - Math.max(0, scrapesOwn)) / Math.max(1, ticks),
+    ticksRate,
     scrapeWall,
     scrapeCpu,
     scrapeMb: scrapeBytes / 1024 / 1024,
@@ -237,10 +252,10 @@ else {
       );
       // The daemon keeps ticking while it is scraped: its CPU over a scrape holds that work too. The ticks'
       // share is estimated from the window's CPU rate over the scrape's wall time; both figures are printed.
-      const background = (d.cpuPct / 100) * d.scrapeWall;
+      const background = d.ticksRate * d.scrapeWall;
       console.log(
         `        /metrics: ${f1(d.scrapeCpu)} ms of daemon CPU per scrape, of which about ${f1(background)} ms ` +
-          `the ticks' (window rate x wall time): about ${f1(d.scrapeCpu - background)} ms for the scrape`,
+          `the ticks' (their rate between scrapes x wall time): about ${f1(d.scrapeCpu - background)} ms for the scrape`,
       );
     }
     console.log(
