@@ -154,24 +154,6 @@ export async function readBody(stream: Readable, opts: ReadBodyOptions): Promise
   };
   let chunks: Buffer[] = [];
   let total = 0;
-  if (decoders.length === 0) {
-    // Nothing to decode: the stream read directly. A pipeline of one stage would cost more than the read
-    // of a small feed (its AbortController, aborted with a DOMException and its stack, at every end).
-    try {
-      for await (const chunk of stream as AsyncIterable<Buffer>) {
-        total += chunk.length;
-        if (total > maxBytes) {
-          chunks = [];
-          throw cap('bytes received');
-        }
-        chunks.push(chunk);
-      }
-    } catch (err) {
-      stream.destroy();
-      throw capped ?? err;
-    }
-    return { body: Buffer.concat(chunks, total), decoded: false };
-  }
   const collect = async (source: AsyncIterable<Buffer>): Promise<void> => {
     for await (const chunk of source) {
       total += chunk.length;
@@ -183,8 +165,14 @@ export async function readBody(stream: Readable, opts: ReadBodyOptions): Promise
     }
   };
   try {
-    await (pipeline as (...streams: unknown[]) => Promise<void>)(stream, countWire, ...decoders, collect);
+    // Nothing to decode: the stream is read directly. A pipeline of one stage costs more than the read of a
+    // small feed (its AbortController, aborted with a DOMException and its stack, at every end).
+    if (decoders.length === 0) await collect(stream);
+    else
+      await (pipeline as (...streams: unknown[]) => Promise<void>)(stream, countWire, ...decoders, collect);
   } catch (err) {
+    // A pipeline destroys its streams on failure; a direct read leaves that to us.
+    if (decoders.length === 0) stream.destroy();
     throw capped ?? err;
   }
   return { body: Buffer.concat(chunks, total), decoded: decoders.length > 0 };
