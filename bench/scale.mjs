@@ -251,7 +251,8 @@ else {
         `        idle RSS over the window: median ${f1(d.rssIdle)}, min ${f1(d.rssIdleRange[0])}, max ${f1(d.rssIdleRange[1])} MB`,
       );
       // The daemon keeps ticking while it is scraped: its CPU over a scrape holds that work too. The ticks'
-      // share is estimated from the window's CPU rate over the scrape's wall time; both figures are printed.
+      // share is estimated from their CPU rate between the scrapes over the scrape's wall time; both figures
+      // are printed.
       const background = d.ticksRate * d.scrapeWall;
       console.log(
         `        /metrics: ${f1(d.scrapeCpu)} ms of daemon CPU per scrape, of which about ${f1(background)} ms ` +
