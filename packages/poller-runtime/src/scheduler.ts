@@ -1,11 +1,12 @@
 /**
- * One timer per job on the shared clock. It arms what next-run decided and, when a timer fires, hands the
- * job to `onDue`; it decides no run time itself.
+ * Every job's next run in one queue under one clock timer, armed for the earliest. It arms what next-run
+ * decided and, when a run is due, hands the job to `onDue`; it decides no run time itself.
  */
 import type { Clock } from './clock.js';
 import type { JobRuntime } from './job.js';
 import { armTime } from './next-run.js';
 import type { JobState, StateStore } from './store.js';
+import { TimerQueue, type QueuedWake } from './timer-queue.js';
 
 export interface Scheduler {
   /** Arms the job's timer for `at` (ms since the epoch), replacing any earlier one. */
@@ -17,6 +18,9 @@ export interface Scheduler {
   disarm(rt: JobRuntime): void;
 }
 
+/** Stale entries (of re-armed or disarmed jobs) are dropped once they outnumber the live ones by this. */
+const STALE_SLACK = 1024;
+
 export function createScheduler(deps: {
   clock: Clock;
   store: StateStore;
@@ -25,27 +29,57 @@ export function createScheduler(deps: {
 }): Scheduler {
   const { clock, store } = deps;
   const inactive = (rt: JobRuntime) => deps.stopped() || rt.retired;
+  // A job's live entry is `rt.timer`; an entry it no longer points to is stale and skipped when reached.
+  const queue = new TimerQueue<JobRuntime>();
+  const live = (e: QueuedWake<JobRuntime>) => e.item.timer === e;
+  let armed = 0;
+  let wake: { at: number; handle: unknown } | null = null;
+
+  /** The clock timer is armed for `at` or earlier. */
+  const wakeBy = (at: number) => {
+    if (wake !== null && wake.at <= at) return;
+    if (wake !== null) clock.clearTimer(wake.handle);
+    wake = { at, handle: clock.setTimer(fire, Math.max(0, at - clock.now())) };
+  };
+
+  // Hands every due job to `onDue`; an early wake (the wall clock lags the timer) waits again.
+  function fire(): Promise<unknown> {
+    wake = null;
+    const now = clock.now();
+    const runs: Promise<unknown>[] = [];
+    for (let top = queue.peek(); top !== undefined; top = queue.peek()) {
+      if (!live(top)) queue.pop();
+      else if (top.at > now) break;
+      else {
+        queue.pop();
+        top.item.timer = null;
+        armed--;
+        runs.push(deps.onDue(top.item));
+      }
+    }
+    const next = queue.peek();
+    if (next !== undefined) wakeBy(next.at);
+    return Promise.all(runs);
+  }
 
   const disarm = (rt: JobRuntime) => {
-    if (rt.timer !== null) clock.clearTimer(rt.timer);
+    if (rt.timer === null) return;
     rt.timer = null;
+    armed--;
+    if (armed === 0 && wake !== null) {
+      // Nothing left to wake for (a shutdown disarms every job): no timer stays behind.
+      clock.clearTimer(wake.handle);
+      wake = null;
+    }
+    if (queue.size > 2 * armed + STALE_SLACK || armed === 0) queue.retain(live);
   };
 
   const armAt = (rt: JobRuntime, at: number) => {
     disarm(rt);
     if (inactive(rt)) return;
-    // The clock waits any delay (long ones chained); an early wake means the wall clock lags the timer.
-    rt.timer = clock.setTimer(
-      () => {
-        rt.timer = null;
-        if (clock.now() < at) {
-          armAt(rt, at);
-          return;
-        }
-        return deps.onDue(rt);
-      },
-      Math.max(0, at - clock.now()),
-    );
+    rt.timer = queue.push(at, rt);
+    armed++;
+    wakeBy(at);
   };
 
   const armFrom = (rt: JobRuntime, state: JobState | null) => {

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { systemClock } from './clock.js';
+import { newJob, type JobRuntime } from './job.js';
+import { createScheduler } from './scheduler.js';
+import { createFakeClock, createMemoryStateStore } from './testing.js';
+import type { JobDefinition } from './validate.js';
+
+const rtOf = (id: string): JobRuntime => newJob({ id } as JobDefinition);
+
+function setup(clock = createFakeClock()) {
+  const fired: [string, number][] = [];
+  let stopped = false;
+  const scheduler = createScheduler({
+    clock,
+    store: createMemoryStateStore({ now: () => clock.now() }),
+    stopped: () => stopped,
+    onDue: async (rt) => void fired.push([rt.def.id, clock.now()]),
+  });
+  return { clock, scheduler, fired, stop: () => (stopped = true) };
+}
+
+describe('scheduler: every job under one clock timer', () => {
+  it('fires each job at its time, in time order, with one pending clock timer', async () => {
+    const { clock, scheduler, fired } = setup();
+    const t0 = clock.now();
+    const jobs = ['c', 'a', 'b'].map(rtOf);
+    scheduler.armAt(jobs[0]!, t0 + 300);
+    scheduler.armAt(jobs[1]!, t0 + 100);
+    scheduler.armAt(jobs[2]!, t0 + 200);
+    expect(clock.pendingTimers()).toBe(1);
+    expect(clock.nextTimerAt()).toBe(t0 + 100);
+    await clock.advance(1000);
+    expect(fired).toEqual([
+      ['a', t0 + 100],
+      ['b', t0 + 200],
+      ['c', t0 + 300],
+    ]);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('re-arming moves a job (earlier or later) and disarming drops it; the last disarm leaves no timer', async () => {
+    const { clock, scheduler, fired } = setup();
+    const t0 = clock.now();
+    const [a, b] = ['a', 'b'].map(rtOf) as [JobRuntime, JobRuntime];
+    scheduler.armAt(a, t0 + 500);
+    scheduler.armAt(b, t0 + 600);
+    scheduler.armAt(a, t0 + 50);
+    scheduler.armAt(b, t0 + 900);
+    await clock.advance(700);
+    expect(fired).toEqual([['a', t0 + 50]]);
+    scheduler.disarm(b);
+    expect(clock.pendingTimers()).toBe(0);
+    await clock.advance(1000);
+    expect(fired).toHaveLength(1);
+  });
+
+  it('a job due at the same instant as others fires with them, once each', async () => {
+    const { clock, scheduler, fired } = setup();
+    const t0 = clock.now();
+    const jobs = Array.from({ length: 50 }, (_, i) => rtOf(`j${i}`));
+    for (const rt of jobs) scheduler.armAt(rt, t0 + 10);
+    await clock.advance(10);
+    expect(fired.map(([id]) => id)).toEqual(jobs.map((rt) => rt.def.id));
+  });
+
+  it('an early wake (the wall clock stepped back) waits again instead of firing early', async () => {
+    const { clock, scheduler, fired } = setup();
+    const t0 = clock.now();
+    scheduler.armAt(rtOf('a'), t0 + 1000);
+    clock.jumpWall(-400);
+    await clock.advance(1000);
+    expect(fired).toEqual([]);
+    await clock.advance(400);
+    expect(fired).toEqual([['a', t0 + 1000]]);
+  });
+
+  it('a job re-armed many times fires once, at its last time', async () => {
+    const { clock, scheduler, fired } = setup();
+    const t0 = clock.now();
+    const jobs = Array.from({ length: 100 }, (_, i) => rtOf(`j${i}`));
+    // Like a hundred reloads of monthly jobs: none of these times is reached before the next re-arm.
+    for (let round = 0; round < 100; round++)
+      for (const rt of jobs) scheduler.armAt(rt, t0 + 30 * 86_400_000 + round);
+    await clock.advance(30 * 86_400_000 + 1000);
+    expect(fired).toHaveLength(100);
+    expect(new Set(fired.map(([, at]) => at))).toEqual(new Set([t0 + 30 * 86_400_000 + 99]));
+  });
+
+  it('a stopped scheduler arms nothing', async () => {
+    const { clock, scheduler, fired, stop } = setup();
+    stop();
+    scheduler.armAt(rtOf('a'), clock.now() + 10);
+    await clock.advance(100);
+    expect(fired).toEqual([]);
+    expect(clock.pendingTimers()).toBe(0);
+  });
+
+  it('on the real clock: jobs fire in order, not before their time, and a later re-arm of the head is honoured', async () => {
+    const clock = systemClock;
+    const { scheduler, fired } = setup(clock as never);
+    const t0 = Date.now();
+    const [a, b, c] = ['a', 'b', 'c'].map(rtOf) as [JobRuntime, JobRuntime, JobRuntime];
+    scheduler.armAt(a, t0 + 40);
+    scheduler.armAt(b, t0 + 80);
+    scheduler.armAt(c, t0 + 20);
+    // The head moves later: the clock timer armed for it must not fire `c` early.
+    scheduler.armAt(c, t0 + 120);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(fired.map(([id]) => id)).toEqual(['a', 'b', 'c']);
+    for (const [id, at] of fired) expect(at).toBeGreaterThanOrEqual(t0 + { a: 40, b: 80, c: 120 }[id]!);
+  });
+});
