@@ -7,7 +7,7 @@ import { monotonicNow, type Clock } from './clock.js';
 import { LeaseLostError } from './errors.js';
 import type { PollerMetrics } from './metrics.js';
 import { leaseTrustMarginMs } from './schedule.js';
-import type { CommitOps, Fence, LeaseGrant, StateStore } from './store.js';
+import type { CommitOps, Fence, JobState, LeaseGrant, StateStore } from './store.js';
 import type { TickWriter } from './tick-types.js';
 
 export interface LeaseDeps {
@@ -25,6 +25,8 @@ export interface LeaseDeps {
 /** A granted lease: the writer of a scheduled tick. */
 export interface LeaseSession extends TickWriter {
   readonly fence: Fence;
+  /** The job's state read with the grant, when the store read it there (see `LeaseGrant.state`). */
+  readonly state?: JobState | null;
   confirmLease(): Promise<void>;
   /** Renews the lease every third of its TTL until `end`; a lost lease aborts `tick`. */
   keepRenewing(tick: AbortController): void;
@@ -79,6 +81,7 @@ export function leaseSession(
   };
   const session: LeaseSession = {
     fence,
+    ...(grant.state !== undefined ? { state: grant.state } : {}),
     write: commit,
     async writeLast(ops) {
       await commit({ ...ops, releaseLease: true });

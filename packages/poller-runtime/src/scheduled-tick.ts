@@ -88,7 +88,7 @@ export async function underLease(
 ): Promise<NextArm> {
   const { env } = deps;
   const def = rt.def;
-  const stored = await env.store.load(def.id);
+  const stored = lease.state !== undefined ? lease.state : await env.store.load(def.id);
   // What this process could not record while the store failed (errors, breaker) counts too.
   const state = stored && withUnrecorded(env.unrecorded, stored);
   const now = env.clock.now();

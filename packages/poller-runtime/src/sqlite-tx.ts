@@ -1,7 +1,7 @@
 /** The SQLite store's write transactions: each is one short IMMEDIATE transaction, fenced where it must be. */
 import type Database from 'better-sqlite3';
 import { LeaseLostError } from './errors.js';
-import { COLUMNS, toDb, type Queries } from './sqlite-schema.js';
+import { COLUMNS, fromRow, toDb, type Queries, type Row } from './sqlite-schema.js';
 import {
   DELIVERY_LOG_LIMIT,
   type CommitOps,
@@ -63,7 +63,11 @@ export function createTransactions(db: Database.Database, q: Queries, now: () =>
   };
 
   const commitTx = db.transaction((jobId: string, ops: CommitOps, fence: Fence | null | undefined) => {
-    checkFence(jobId, fence);
+    // A releasing write checks its fence by the fenced release itself (one statement, not two); a lost
+    // lease throws before anything is written, so the whole transaction rolls back either way.
+    if (ops.releaseLease && fence) {
+      if (q.release.run(now(), jobId, fence.holder, fence.epoch).changes !== 1) throw new LeaseLostError();
+    } else checkFence(jobId, fence);
     if (ops.state) patchState(jobId, ops.state);
     if (ops.clearSeen) {
       q.clearSeen.run(jobId);
@@ -84,7 +88,6 @@ export function createTransactions(db: Database.Database, q: Queries, now: () =>
       q.addDelivery.run(jobId, d.itemId, d.channel, d.to, d.at);
       q.trimDelivery.run(jobId, jobId, DELIVERY_LOG_LIMIT);
     }
-    if (ops.releaseLease && fence) q.release.run(now(), jobId, fence.holder, fence.epoch);
     if (ops.revokeLease) revoke(jobId);
   });
 
@@ -95,12 +98,14 @@ export function createTransactions(db: Database.Database, q: Queries, now: () =>
     const epoch = (l?.epoch ?? 0) + 1;
     const expiresAt = t + ttlMs;
     q.upsertLease.run({ job: jobId, holder, epoch, now: t, expires: expiresAt });
+    const row = q.load.get(jobId) as Row | undefined;
     return {
       holder,
       epoch,
       expiresAt,
       takeover: !!l && l.holder !== null && l.holder !== holder,
       previousHolder: l?.holder ?? null,
+      state: row ? fromRow(row) : null,
     };
   });
 

@@ -33,7 +33,7 @@ const sqliteError = (code: string, message: string) => Object.assign(new Error(m
 
 /**
  * The real SQLite store, with faults on demand: `full` makes every write throw SQLITE_FULL (reads still
- * work, as on a full disk); `failReads` makes reads throw SQLITE_IOERR_READ. Calls are counted.
+ * work, as on a full disk); `failReads` makes reads (a lease grant's state read among them) throw SQLITE_IOERR_READ. Calls are counted.
  */
 function faultyStore(clock: FakeClock) {
   const dir = mkdtempSync(join(tmpdir(), 'poller-store-fault-'));
@@ -51,7 +51,9 @@ function faultyStore(clock: FakeClock) {
       return async (...args: unknown[]) => {
         calls.push(prop);
         if (WRITES.has(prop) && faults.full) throw sqliteError('SQLITE_FULL', 'database or disk is full');
-        if (!WRITES.has(prop) && faults.failReads) throw sqliteError('SQLITE_IOERR_READ', 'disk I/O error');
+        // A lease grant reads the job's state in its transaction: a failed read fails it too.
+        if ((!WRITES.has(prop) || prop === 'acquireLease') && faults.failReads)
+          throw sqliteError('SQLITE_IOERR_READ', 'disk I/O error');
         const r: unknown = await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
         // The disk fills up right after this item's delivery was committed.
         const ops = args[1] as { delivery?: { itemId: string } } | undefined;
@@ -175,9 +177,9 @@ describe('state store failures', () => {
     faults.failReads = true;
     await h.clock.advance(MIN);
     expect(await ticks(h, 'transient')).toBe(1);
-    expect(await metricValue(h.metrics, 'poller_store_errors_total', { operation: 'load' })).toBeGreaterThan(
-      0,
-    );
+    expect(
+      await metricValue(h.metrics, 'poller_store_errors_total', { operation: 'acquireLease' }),
+    ).toBeGreaterThan(0);
     expect(await metricValue(h.metrics, 'poller_store_healthy', {})).toBe(0);
     faults.failReads = false;
     await h.clock.advance(5 * SEC);

@@ -90,6 +90,11 @@ export interface LeaseGrant extends Fence {
   /** The previous holder's lease had expired without a release (it crashed or stalled). */
   takeover: boolean;
   previousHolder: string | null;
+  /**
+   * The job's state as read in the grant's own transaction, when the store reads it there (saves the tick a
+   * separate read); absent: the runner reads it after the grant.
+   */
+  state?: JobState | null;
 }
 
 export interface DeliveryRecord {

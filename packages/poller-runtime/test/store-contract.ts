@@ -144,6 +144,18 @@ const behaviours: [string, (t: StoreUnderTest) => Promise<void>][] = [
     },
   ],
   [
+    'a grant that carries the job state carries it as a read under the grant sees it',
+    async ({ store: s, ttl, expire }) => {
+      const none = (await s.acquireLease('j', 'A', ttl))!;
+      if (none.state !== undefined) expect(none.state).toBeNull();
+      await s.init('j');
+      await s.commit('j', { state: { cursor: 'from-A', nextRunAt: 7 }, releaseLease: true }, none);
+      await expire();
+      const b = (await s.acquireLease('j', 'B', ttl))!;
+      if (b.state !== undefined) expect(b.state).toEqual(await s.load('j'));
+    },
+  ],
+  [
     'refuses writes and renewals with a stale epoch; nothing of the stale write lands',
     async ({ store: s, ttl, expire }) => {
       await s.init('j');
@@ -174,10 +186,11 @@ const behaviours: [string, (t: StoreUnderTest) => Promise<void>][] = [
       const b = (await s.acquireLease('j', 'B', ttl))!;
       expect(b).toMatchObject({ takeover: false });
       await expect(
-        s.commit('j', { state: { cursor: 'stale' }, releaseLease: true }, a),
+        s.commit('j', { state: { cursor: 'stale' }, addSeen: ['x'], releaseLease: true }, a),
       ).rejects.toMatchObject(lost);
       expect(await s.getLease('j')).toMatchObject({ holder: 'B', epoch: b.epoch });
       expect((await s.load('j'))!.cursor).toBe('done');
+      expect(await s.seenCount('j')).toBe(0);
     },
   ],
   [
