@@ -48,6 +48,20 @@ export interface RendersText {
 
 const INITIAL_CAPACITY = 16;
 
+/**
+ * Label text by frozen label object, per list of label names. A caller that passes the same frozen object
+ * at every update (a job's labels) builds its text once, and families with the same label names share that
+ * one string. Only frozen objects: a mutable one could change between calls.
+ */
+const labelTexts = new Map<string, WeakMap<object, string>>();
+
+function labelTextCache(names: readonly string[]): WeakMap<object, string> {
+  const signature = names.join(',');
+  let cache = labelTexts.get(signature);
+  if (!cache) labelTexts.set(signature, (cache = new WeakMap()));
+  return cache;
+}
+
 export abstract class LabelledFamily<L extends string> implements RendersText {
   readonly name: string;
   readonly help: string;
@@ -65,6 +79,7 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
   private labelValues: string[] = [];
   /** `kind="`, `,agent="`, ...: the text before each label value. */
   private readonly opens: string[];
+  private readonly texts: WeakMap<object, string>;
 
   protected constructor(options: FamilyOptions<L>, type: MetricKind) {
     checkNames(options.name, options.help, options.labelNames);
@@ -74,6 +89,7 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
     this.type = type;
     this.header = headerOf(this.name, this.help, type);
     this.opens = this.labelNames.map((label, i) => `${i ? ',' : ''}${label}="`);
+    this.texts = labelTextCache(this.labelNames);
   }
 
   /** Registers the family, once a subclass is whole (a family that failed its checks is not registered). */
@@ -149,6 +165,13 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
   protected abstract samplesOf(slot: number, labels: Record<string, string>, into: SampleValue[]): void;
 
   private textOf(labels: LabelValues<L>): string {
+    if (!Object.isFrozen(labels)) return this.buildText(labels);
+    let text = this.texts.get(labels);
+    if (text === undefined) this.texts.set(labels, (text = this.buildText(labels)));
+    return text;
+  }
+
+  private buildText(labels: LabelValues<L>): string {
     const names = this.labelNames;
     // Joined, not concatenated: the text is kept as the series' key, and a string built with `+=` is kept
     // as a tree of its pieces instead of one string.
