@@ -5,11 +5,14 @@ import type { JobDefinition } from './validate.js';
 
 const jobLabels = new WeakMap<JobDefinition, JobLabels>();
 
-/** The job's metric labels, made once per job definition (not at every tick). */
+/**
+ * The job's metric labels, made once per job definition (not at every tick). Frozen: the metric families
+ * then build the series' label text once for it (see `@agent/metrics-text`).
+ */
 export function labelsOf(def: JobDefinition): JobLabels {
   let l = jobLabels.get(def);
   if (!l) {
-    l = { kind: def.kind.kind, agent: def.agent, job_id: def.id };
+    l = Object.freeze({ kind: def.kind.kind, agent: def.agent, job_id: def.id });
     jobLabels.set(def, l);
   }
   return l;

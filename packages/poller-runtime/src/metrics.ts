@@ -59,6 +59,8 @@ function metric<T>(
 
 const JOB = ['kind', 'agent', 'job_id'] as const;
 
+type TickLabels = JobLabels & { status: TickStatus };
+
 /** The series of the spec and beyond it, made once per registry (see `metric`). */
 function pollerSeries(registry: Registry) {
   // Per-job series: one per job (and status), so thousands of them.
@@ -133,15 +135,32 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
   const { ticks, latency, seen, dispatched, errors, breaker, takeovers, success, kindWarnings } = series;
   const { paused: pausedGauge, rejected, storeHealthy, storeErrors, ticksWaiting } = series;
   // Last value set per job: most ticks leave the gauges as they were, and a set costs a label hash.
-  const published = new Map<string, { errors?: number; breaker?: number; paused?: boolean }>();
+  // The job's `{ job_id }` labels are kept frozen with them, so a family finds the series' text without
+  // building it (a tick sets `lastSuccess`).
+  const published = new Map<
+    string,
+    { labels: Readonly<{ job_id: string }>; errors?: number; breaker?: number; paused?: boolean }
+  >();
   const last = (jobId: string) => {
     let p = published.get(jobId);
-    if (!p) published.set(jobId, (p = {}));
+    if (!p) published.set(jobId, (p = { labels: Object.freeze({ job_id: jobId }) }));
     return p;
+  };
+  // A job's tick labels with each status, made once per job labels (frozen, as above).
+  const withStatus = new WeakMap<JobLabels, Partial<Record<TickStatus, Readonly<TickLabels>>>>();
+  const tickLabels = (labels: JobLabels, status: TickStatus): Readonly<TickLabels> => {
+    let byStatus = withStatus.get(labels);
+    if (!byStatus) withStatus.set(labels, (byStatus = {}));
+    return (byStatus[status] ??= Object.freeze({
+      kind: labels.kind,
+      agent: labels.agent,
+      job_id: labels.job_id,
+      status,
+    }));
   };
   return {
     tick(labels, status, latencyMs) {
-      ticks.inc({ kind: labels.kind, agent: labels.agent, job_id: labels.job_id, status });
+      ticks.inc(tickLabels(labels, status));
       if (latencyMs !== undefined) latency.observe(labels, latencyMs);
     },
     itemsSeen: (labels, n) => seen.inc(labels, n),
@@ -149,23 +168,23 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
     consecutiveErrors(jobId, n) {
       const p = last(jobId);
       if (p.errors === n) return;
-      errors.set({ job_id: jobId }, n);
+      errors.set(p.labels, n);
       p.errors = n;
     },
     breakerState(jobId, s) {
       const p = last(jobId);
       if (p.breaker === s) return;
-      breaker.set({ job_id: jobId }, s);
+      breaker.set(p.labels, s);
       p.breaker = s;
     },
     leaseTakeover: (jobId) => takeovers.inc({ job_id: jobId }),
     paused(jobId, on) {
       const p = last(jobId);
       if (p.paused === on) return;
-      pausedGauge.set({ job_id: jobId }, on ? 1 : 0);
+      pausedGauge.set(p.labels, on ? 1 : 0);
       p.paused = on;
     },
-    lastSuccess: (jobId, atMs) => success.set({ job_id: jobId }, atMs / 1000),
+    lastSuccess: (jobId, atMs) => success.set(last(jobId).labels, atMs / 1000),
     kindWarning: (labels) =>
       kindWarnings.inc({ kind: labels.kind, agent: labels.agent, job_id: labels.job_id }),
     rejectedJobs: (n) => rejected.set(n),

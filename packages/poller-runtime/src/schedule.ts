@@ -93,28 +93,48 @@ export function phaseMs(key: string, step: number): number {
   return createHash('sha256').update(key).digest().readUIntBE(0, 6) % step;
 }
 
+/** The key of every `every_secs` schedule of one interval: one string, however many jobs share it. */
+const everyKeys = new Map<number, string>();
+
+function everySchedule(secs: number, phaseKey: string): Schedule {
+  const step = secs * 1000;
+  let key = everyKeys.get(secs);
+  if (key === undefined) everyKeys.set(secs, (key = `every_secs:${secs}`));
+  return new EverySchedule(step, phaseMs(phaseKey, step), key);
+}
+
 /**
  * Slots on the grid `phase + k x step` (epoch ms). The first run is at once (a new job baselines without
  * waiting); the next slots are grid points, never less than half an interval after the previous slot, so a
  * job moving onto its grid (the first run, or a job stored before phases existed) runs once early, not twice.
+ * A class: every job has one, and methods on the prototype cost a job no closures.
  */
-function everySchedule(secs: number, phaseKey: string): Schedule {
-  const step = secs * 1000;
-  const phase = phaseMs(phaseKey, step);
-  return {
-    type: 'every',
-    // The phase is not part of the key: it never changes for a job, and a stored run time stays valid.
-    key: `every_secs:${secs}`,
-    ownJitterMs: undefined,
-    atMs: undefined,
-    firstSlot: (now) => now,
-    slotAfter(prev, now) {
-      if (prev > now) return prev;
-      const from = Math.max(now, prev + Math.floor(step / 2) - 1);
-      return phase + (Math.floor((from - phase) / step) + 1) * step;
-    },
-    intervalMs: () => step,
-  };
+class EverySchedule implements Schedule {
+  readonly type = 'every';
+  readonly ownJitterMs = undefined;
+  readonly atMs = undefined;
+
+  constructor(
+    private readonly step: number,
+    private readonly phase: number,
+    /** The phase is not part of the key: it never changes for a job, and a stored run time stays valid. */
+    readonly key: string,
+  ) {}
+
+  firstSlot(now: number): number {
+    return now;
+  }
+
+  slotAfter(prev: number, now: number): number {
+    if (prev > now) return prev;
+    const { step, phase } = this;
+    const from = Math.max(now, prev + Math.floor(step / 2) - 1);
+    return phase + (Math.floor((from - phase) / step) + 1) * step;
+  }
+
+  intervalMs(): number {
+    return this.step;
+  }
 }
 
 function atSchedule(ms: number): Schedule {
