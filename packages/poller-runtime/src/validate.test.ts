@@ -40,6 +40,21 @@ describe('validatePollers', () => {
     expect(d.sourceKey).toBe(hashSourceKey('fake:{"source":"s1"}'));
   });
 
+  it("copies the job's config for the kind's defaults: new mappings, the same values", () => {
+    const spec = job('ok');
+    const d = check(spec).valid.find((v) => v.id === 'ok')!;
+    const loaded = pollersOf(
+      createTestSnapshot({ agents: { assistant: { channels: ['chat_a'] } }, jobs: [spec] }),
+    )!.jobs[0]!.spec.config as Record<string, unknown>;
+    expect(d.config).toMatchObject(loaded);
+    const containers = (v: unknown): unknown[] =>
+      v !== null && typeof v === 'object' ? [v, ...Object.values(v).flatMap(containers)] : [];
+    // Every mapping is the definition's own (writable), none is the loaded, frozen one.
+    const own = containers(d.config);
+    expect(own).toHaveLength(2);
+    for (const c of own) expect(Object.isFrozen(c)).toBe(false);
+  });
+
   it('fingerprints a job by the SHA-256 of its canonical JSON, the def_hash a cluster has always stored', () => {
     const d = check(job('ok')).valid.find((v) => v.id === 'ok')!;
     const spec = pollersOf(
