@@ -3,6 +3,7 @@ import type { RuntimeConfigView } from './agent-directory.js';
 import type { PollersSettings } from './pollers-schema.js';
 import { createGuardedHttp, type GuardedHttp } from '@agent/guarded-http';
 import { monotonicNow, systemClock } from './clock.js';
+import { coalescedClock } from './coalesced-clock.js';
 import { createPollerMetrics } from './metrics.js';
 import type { RunnerOptions } from './runner-api.js';
 import { createSharedResources, type SharedResources } from './shared.js';
@@ -32,7 +33,8 @@ export interface RunnerEnv {
 }
 
 export function createRunnerEnv(options: RunnerOptions, config: CurrentConfig): RunnerEnv {
-  const clock = options.clock ?? systemClock;
+  // The runner's waits share one timer (see coalescedClock).
+  const clock = coalescedClock(options.clock ?? systemClock);
   const logger = options.logger.child({ component: 'pollers' });
   const metrics = createPollerMetrics(options.metrics);
   // Store failures become Transient errors of the jobs, and the store's health is logged once per outage.
