@@ -244,7 +244,7 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
       // Ticks end; their sessions release the leases (a graceful stop hands the jobs over at once).
       const handedBack = [...jobs.values()].filter((rt) => rt.tick).map((rt) => rt.def.id);
       for (const rt of jobs.values()) rt.tick?.abort(new Error('shutdown'));
-      await waitFor([...jobs.values()].flatMap((rt) => [...rt.busy]));
+      await waitFor(jobs.values());
       p.announce({ jobIds: handedBack, dueAt: null });
       await shared.dropAll();
       await p.closeHttp();
@@ -258,7 +258,7 @@ export function createClusterRunner(options: RunnerOptions, cluster: ClusterRunn
     tools: () => buildTools({ api, jobs, registry, shared }),
     rejected: () => rejected.all(),
     rejectedJobs: () => rejected.described(),
-    idle: () => idle(jobs.values()),
+    idle: () => idle(() => jobs.values()),
     wake: loop.wake,
     exportJobGauges: (on) => gauges.set(on),
   };

@@ -120,7 +120,7 @@ async function stopJob(deps: LifecycleDeps, rt: JobRuntime, remove: boolean): Pr
   rt.retired = remove ? 'removed' : 'replaced';
   rt.tick?.abort(new LeaseLostError(`job ${rt.def.id} was replaced or removed`));
   deps.scheduler.disarm(rt);
-  await waitFor([...rt.busy]);
+  await waitFor([rt]);
   await store.revokeLease(rt.def.id).catch(() => {});
   if (remove) {
     await store.deleteJob(rt.def.id);
@@ -165,5 +165,5 @@ export async function stopAll(deps: LifecycleDeps): Promise<void> {
     deps.scheduler.disarm(rt);
     rt.tick?.abort(new Error('shutdown'));
   }
-  await waitFor([...deps.jobs.values()].flatMap((rt) => [...rt.busy]));
+  await waitFor(deps.jobs.values());
 }

@@ -10,30 +10,32 @@ export interface JobRuntime {
   /** The running tick; pause, reset, replace, remove and shutdown abort it. */
   tick: AbortController | null;
   timer: unknown;
+  /** The end of the job's queued work (it never rejects): all of it is done when this settles. */
   lock: Promise<unknown>;
-  busy: Set<Promise<unknown>>;
+  /** How many locked operations are queued or running. A count, not a set of them: one set per job weighed ~170 bytes. */
+  pending: number;
 }
 
 export function newJob(def: JobDefinition): JobRuntime {
-  return { def, retired: false, tick: null, timer: null, lock: Promise.resolve(), busy: new Set() };
+  return { def, retired: false, tick: null, timer: null, lock: Promise.resolve(), pending: 0 };
 }
 
-export async function waitFor(ps: Iterable<Promise<unknown>>): Promise<void> {
-  await Promise.allSettled(ps);
-}
-
-/** Counts `p` as work of the job until it settles. */
-function track<T>(rt: JobRuntime, p: Promise<T>): Promise<T> {
-  rt.busy.add(p);
-  void p.finally(() => rt.busy.delete(p)).catch(() => {});
-  return p;
+/** Resolves once the work the jobs have queued so far is done (work queued later is not waited for). */
+export async function waitFor(jobs: Iterable<JobRuntime>): Promise<void> {
+  const queued: Promise<unknown>[] = [];
+  for (const rt of jobs) if (rt.pending > 0) queued.push(rt.lock);
+  await Promise.all(queued);
 }
 
 /** Runs `fn` after every earlier locked operation of the job. */
 export function withLock<T>(rt: JobRuntime, fn: () => Promise<T>): Promise<T> {
   const p = rt.lock.then(fn, fn);
-  rt.lock = p.catch(() => {});
-  return track(rt, p);
+  rt.pending++;
+  const done = () => {
+    rt.pending--;
+  };
+  rt.lock = p.then(done, done);
+  return p;
 }
 
 /**
@@ -55,10 +57,6 @@ function isDeliveryRecord(ops: CommitOps): boolean {
 }
 
 /** Resolves when no work of `jobs` is left (work started meanwhile included). */
-export async function idle(jobs: Iterable<JobRuntime>): Promise<void> {
-  for (;;) {
-    const busy = [...jobs].flatMap((rt) => [...rt.busy]);
-    if (busy.length === 0) return;
-    await waitFor(busy);
-  }
+export async function idle(jobs: () => Iterable<JobRuntime>): Promise<void> {
+  while ([...jobs()].some((rt) => rt.pending > 0)) await waitFor(jobs());
 }

@@ -104,7 +104,7 @@ export function createRunner(options: RunnerOptions): Runner {
     tools: () => buildTools({ api, jobs, registry, shared }),
     rejected: () => rejected.all(),
     rejectedJobs: () => rejected.described(),
-    idle: () => idle(jobs.values()),
+    idle: () => idle(() => jobs.values()),
     // Cluster mode only.
     wake() {},
     exportJobGauges() {},
