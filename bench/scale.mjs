@@ -4,7 +4,7 @@
 // over that window (scraped every 15 s, as Prometheus would), CPU per tick (the window's without the
 // scrapes' own) and the CPU of those scrapes. In the same run, a bare loop of the same conditional
 // GETs through the same HTTP client (the physical limit), with the ratio. `node bench/scale.mjs [--jobs 100,1000,10000] [--interval 60] [--window 60] [--concurrency N] [--node-args '--flag …'] [--quick]`
-// [--scrape-interval 15] (build first).
+// [--scrape-interval 15] [--settle <interval>] (build first).
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,6 +39,10 @@ const SIZES = arg('jobs', quick ? '100,1000' : '100,1000,10000')
 // `every_secs` of the jobs; the measured window is one interval by default, so every job ticks once in it.
 const INTERVAL_S = Number(arg('interval', quick ? '20' : '60'));
 const WINDOW_S = Number(arg('window', String(INTERVAL_S)));
+// Seconds between "every job has baselined" and the window. A job's first slot after its baseline is at least
+// half an interval later, on its own phase: right after the burst only part of the jobs tick, while the
+// collector still clears the burst's garbage. One interval later every job ticks once per window.
+const SETTLE_S = Number(arg('settle', String(INTERVAL_S)));
 const AGENTS = 50;
 // Seconds between two scrapes of `/metrics` in the measured window (Prometheus' usual 15 s).
 const SCRAPE_S = Number(arg('scrape-interval', '15'));
@@ -106,6 +110,7 @@ async function runDaemon(jobs, feedUrl) {
     await sleep(250);
   }
   db.close();
+  await sleep(SETTLE_S * 1000);
   // One measured interval: every job ticks once (a 304) within it.
   const ticks0 = counterSum(await scrape(metricsUrl), 'poller_ticks_total');
   const cpu0 = cpuMs(child.pid);
@@ -221,7 +226,7 @@ else {
   const feeds = await startFeedServer();
   const { port } = feeds;
   console.log(
-    `whole daemon, N rss jobs every ${INTERVAL_S} s, ${AGENTS} agents, 304 feeds; window ${WINDOW_S} s`,
+    `whole daemon, N rss jobs every ${INTERVAL_S} s, ${AGENTS} agents, 304 feeds; window ${WINDOW_S} s, from ${SETTLE_S} s after every job has baselined`,
   );
   console.log(
     'jobs    ready ms  baselined s  rss start/idle/peak MB   cpu %   ticks   cpu ms/tick  bare ms/get  ratio   /metrics MB  cpu ms  wall ms',
