@@ -2,7 +2,7 @@
  * Every job's next run in one queue under one clock timer, armed for the earliest. It arms what next-run
  * decided and, when a run is due, hands the job to `onDue`; it decides no run time itself.
  */
-import type { Clock } from './clock.js';
+import { monotonicNow, type Clock } from './clock.js';
 import type { JobRuntime } from './job.js';
 import { armTime } from './next-run.js';
 import type { JobState, StateStore } from './store.js';
@@ -21,6 +21,9 @@ export interface Scheduler {
 /** Stale entries (of re-armed or disarmed jobs) are dropped once they outnumber the live ones by this. */
 const STALE_SLACK = 1024;
 
+/** A job's live entry is `rt.timer`; an entry it no longer points to is stale and skipped when reached. */
+const live = (e: QueuedWake<JobRuntime>) => e.item.timer === e;
+
 export function createScheduler(deps: {
   clock: Clock;
   store: StateStore;
@@ -29,38 +32,51 @@ export function createScheduler(deps: {
 }): Scheduler {
   const { clock, store } = deps;
   const inactive = (rt: JobRuntime) => deps.stopped() || rt.retired;
-  // A job's live entry is `rt.timer`; an entry it no longer points to is stale and skipped when reached.
   const queue = new TimerQueue<JobRuntime>();
-  const live = (e: QueuedWake<JobRuntime>) => e.item.timer === e;
   let armed = 0;
-  let wake: { at: number; handle: unknown } | null = null;
+  // `due` is on the monotonic clock, which the timer beneath waits on: after the wall clock steps forward, a
+  // run armed for an earlier wall time than the pending wake-up is still due sooner, and gets its own.
+  let wake: { due: number; handle: unknown } | null = null;
 
-  /** The clock timer is armed for `at` or earlier. */
+  /** The clock timer fires by the wall-clock time `at`, or earlier. */
   const wakeBy = (at: number) => {
-    if (wake !== null && wake.at <= at) return;
+    const delay = Math.max(0, at - clock.now());
+    const due = monotonicNow(clock) + delay;
+    if (wake !== null && wake.due <= due) return;
     if (wake !== null) clock.clearTimer(wake.handle);
-    wake = { at, handle: clock.setTimer(fire, Math.max(0, at - clock.now())) };
+    wake = { due, handle: clock.setTimer(fire, delay) };
   };
 
-  // Hands every due job to `onDue`; an early wake (the wall clock lags the timer) waits again.
+  // Hands every due job to `onDue`; an early wake (the wall clock lags the timer) waits again. A job armed
+  // again during the round (an `onDue` that arms at once) waits for the next round, so a round always ends.
   function fire(): Promise<unknown> {
     wake = null;
     const now = clock.now();
+    const roundEnd = queue.nextSeqToIssue;
     const runs: Promise<unknown>[] = [];
     for (let top = queue.peek(); top !== undefined; top = queue.peek()) {
       if (!live(top)) queue.pop();
-      else if (top.at > now) break;
+      else if (top.at > now || top.seq >= roundEnd) break;
       else {
         queue.pop();
         top.item.timer = null;
         armed--;
-        runs.push(deps.onDue(top.item));
+        runs.push(due(top.item));
       }
     }
     const next = queue.peek();
     if (next !== undefined) wakeBy(next.at);
     return Promise.all(runs);
   }
+
+  // A job's `onDue` that throws fails that job's run only, never the round of the others.
+  const due = (rt: JobRuntime): Promise<unknown> => {
+    try {
+      return deps.onDue(rt).catch(() => {});
+    } catch {
+      return Promise.resolve();
+    }
+  };
 
   const disarm = (rt: JobRuntime) => {
     if (rt.timer === null) return;

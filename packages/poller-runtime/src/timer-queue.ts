@@ -19,6 +19,11 @@ export class TimerQueue<T> {
     return this.heap.length;
   }
 
+  /** The `seq` the next push gets: entries pushed from now on have this or a higher one. */
+  get nextSeqToIssue(): number {
+    return this.nextSeq;
+  }
+
   /** Adds `item` due at `at` (ms); returns its entry. */
   push(at: number, item: T): QueuedWake<T> {
     const entry: QueuedWake<T> = { at, seq: this.nextSeq++, item };
