@@ -1,7 +1,8 @@
-import { renderMetrics } from '@agent/metrics-text';
+import { Registry, renderMetrics } from '@agent/metrics-text';
 import { describe, expect, it } from 'vitest';
 import { harnessPerTest, items, job, metricValue } from '../test/helpers.js';
 import { PermanentError, type TickContext } from '@agent/poller-core';
+import { createPollerMetrics } from './metrics.js';
 import { createTestSnapshot } from './testing.js';
 
 const MIN = 60_000;
@@ -91,5 +92,19 @@ describe('metrics', () => {
     expect(await metricValue(again.metrics, 'poller_paused', { job_id: 'j1' })).toBe(1);
     await again.service.resume('j1');
     expect(await metricValue(again.metrics, 'poller_paused', { job_id: 'j1' })).toBe(0);
+  });
+});
+
+describe('poller metrics and label objects', () => {
+  it("a caller's mutable labels object changed between ticks counts in the series of its new values", async () => {
+    const registry = new Registry();
+    const metrics = createPollerMetrics(registry);
+    const labels = { kind: 'rss', agent: 'a', job_id: 'one' };
+    metrics.tick(labels, 'ok');
+    labels.job_id = 'two';
+    metrics.tick(labels, 'ok');
+    const text = await renderMetrics(registry);
+    expect(text).toContain('poller_ticks_total{kind="rss",agent="a",job_id="one",status="ok"} 1');
+    expect(text).toContain('poller_ticks_total{kind="rss",agent="a",job_id="two",status="ok"} 1');
   });
 });

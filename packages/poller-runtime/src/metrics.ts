@@ -146,9 +146,11 @@ export function createPollerMetrics(registry: Registry): PollerMetrics {
     if (!p) published.set(jobId, (p = { labels: Object.freeze({ job_id: jobId }) }));
     return p;
   };
-  // A job's tick labels with each status, made once per job labels (frozen, as above).
+  // A job's tick labels with each status, made once per frozen job labels (`labelsOf`), frozen as above.
   const withStatus = new WeakMap<JobLabels, Partial<Record<TickStatus, Readonly<TickLabels>>>>();
   const tickLabels = (labels: JobLabels, status: TickStatus): Readonly<TickLabels> => {
+    // Only a frozen object can be a key: a caller's mutable one may name another job next time.
+    if (!Object.isFrozen(labels)) return { ...labels, status };
     let byStatus = withStatus.get(labels);
     if (!byStatus) withStatus.set(labels, (byStatus = {}));
     return (byStatus[status] ??= Object.freeze({
