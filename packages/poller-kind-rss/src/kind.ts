@@ -92,7 +92,8 @@ function validatorsOf(headers: Record<string, string>, previous: RssCursor | nul
 
 async function tick(ctx: TickContext<RssConfig, RssCursor>): Promise<TickResult<RssCursor>> {
   const { config } = ctx;
-  const what = `GET ${safeUrl(config.feed_url)}`;
+  // Only a failure names the request: an unchanged feed (most ticks) parses no URL for it.
+  const what = () => `GET ${safeUrl(config.feed_url)}`;
   const sent = cursorValidators(ctx.cursor);
   const headers: Record<string, string> = { accept: ACCEPT };
   if (sent.etag !== undefined) headers['if-none-match'] = sent.etag;
@@ -105,7 +106,7 @@ async function tick(ctx: TickContext<RssConfig, RssCursor>): Promise<TickResult<
       ...httpRequestLimits(config),
     });
   } catch (err) {
-    throw asPollerError(err, what);
+    throw asPollerError(err, what());
   }
 
   // The leading run of permanent redirects is where feed_url now lives.
@@ -122,7 +123,7 @@ async function tick(ctx: TickContext<RssConfig, RssCursor>): Promise<TickResult<
 
   if (res.status === 304) {
     if (sent.etag === undefined && sent.last_modified === undefined)
-      throw new TransientError(`${what}: the server answered 304 to a request without validators`);
+      throw new TransientError(`${what()}: the server answered 304 to a request without validators`);
     // Nothing changed: no parse, validators refreshed (RFC 9111 §4.3.4).
     return { items: [], notModified: true, cursor: { ...validatorsOf(res.headers, sent) } };
   }
@@ -131,7 +132,7 @@ async function tick(ctx: TickContext<RssConfig, RssCursor>): Promise<TickResult<
     const challenged = res.headers['cf-mitigated']?.toLowerCase() === 'challenge';
     // 401, 403, 404, 410 and the other 4xx are Permanent; 408, 425, 429 and 5xx Transient (the default).
     throw statusFailure(res, {
-      what,
+      what: what(),
       hint: challenged
         ? 'a bot challenge (cf-mitigated) blocks automated clients; ask the site for access or use another URL'
         : 'check feed_url, then resume the job',
@@ -144,7 +145,7 @@ async function tick(ctx: TickContext<RssConfig, RssCursor>): Promise<TickResult<
     contentType: res.headers['content-type'],
     baseUrl: res.url,
   });
-  if (!parsed.ok) throw new TransientError(`${what}: ${parsed.code}: ${parsed.error}`);
+  if (!parsed.ok) throw new TransientError(`${what()}: ${parsed.code}: ${parsed.error}`);
   let ordered = orderOldestFirst(parsed.feed.items);
   const cap = maxItemsConsidered(config);
   if (ordered.length > cap) {
