@@ -10,10 +10,12 @@ export function pollerHttp(
 ): PollerHttp {
   return {
     request(url, options: GuardedRequestOptions = {}) {
-      const signals = [signal, options.signal].filter((s): s is AbortSignal => s !== undefined);
+      // Both signals only when the kind passes its own (rare): no array per request otherwise.
+      const own = options.signal;
+      const both = signal === undefined ? own : own === undefined ? signal : AbortSignal.any([signal, own]);
       return base.request(url, {
         ...options,
-        ...(signals.length ? { signal: signals.length === 1 ? signals[0] : AbortSignal.any(signals) } : {}),
+        ...(both !== undefined ? { signal: both } : {}),
         allowPrivateNetworks: allowPrivateNetworks || options.allowPrivateNetworks === true,
       });
     },
