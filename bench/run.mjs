@@ -9,8 +9,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
 const benches = readdirSync(here)
-  // jepsen.mjs is the nightly fault run (`pnpm jepsen`), not a benchmark.
-  .filter((f) => f.endsWith('.mjs') && f !== 'run.mjs' && f !== 'jepsen.mjs')
+  // jepsen.mjs is the nightly fault run (`pnpm jepsen`), not a benchmark; side-by-side.mjs compares this
+  // checkout with another one it is given.
+  .filter((f) => f.endsWith('.mjs') && !['run.mjs', 'jepsen.mjs', 'side-by-side.mjs'].includes(f))
   .filter((f) => wanted.length === 0 || wanted.includes(f.replace(/\.mjs$/, '')));
 let failed = 0;
 for (const f of benches) {

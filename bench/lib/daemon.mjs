@@ -57,9 +57,16 @@ export function rssPollersYaml({ jobs, everySecs, agents, feedUrl, stateDb, maxC
  * (JSON logs): its process, that line, when it was spawned (`performance.now()`), spawn→ready in ms, and the last log lines (for a failure report).
  * `nodeArgs` go to node (`--cpu-prof`); `onSpawn(child)` runs at once (samplers that watch the start).
  */
-export async function spawnDaemon({ cwd, configDir, env = process.env, nodeArgs = [], onSpawn = () => {} }) {
+export async function spawnDaemon({
+  cwd,
+  configDir,
+  env = process.env,
+  nodeArgs = [],
+  onSpawn = () => {},
+  bin = DAEMON_BIN,
+}) {
   const spawned = performance.now();
-  const child = spawn(process.execPath, [...nodeArgs, DAEMON_BIN, '--config-dir', configDir], {
+  const child = spawn(process.execPath, [...nodeArgs, bin, '--config-dir', configDir], {
     cwd,
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
