@@ -2,6 +2,10 @@
  * A clock whose timers share one timer of the clock beneath, armed for the earliest. A scheduled tick arms
  * two waits that nearly always end cancelled (its fetch deadline, its lease renewal): with one Node timer
  * each, every tick made and dropped two timer objects with their wrappers. Here a wait is a set entry.
+ *
+ * Made for the few waits in flight at once (about two per running tick, bounded by `max_concurrent_ticks`,
+ * and some retries): a wake-up scans them all. Many long-lived waits, such as every job's next run, belong
+ * in a queue ordered by time (the scheduler's `TimerQueue`), which then arms one wait here.
  */
 import { monotonicNow, type Clock, type TimerCallback } from './clock.js';
 

@@ -12,7 +12,7 @@ export interface JobRuntime {
   timer: unknown;
   /** The end of the job's queued work (it never rejects): all of it is done when this settles. */
   lock: Promise<unknown>;
-  /** How many locked operations are queued or running. A count, not a set of them: one set per job weighed ~170 bytes. */
+  /** Locked operations queued or running: a count, not a set of them (a set weighed ~170 bytes a job). */
   pending: number;
 }
 

@@ -47,6 +47,15 @@ export function createScheduler(deps: {
     wake = { due, handle: clock.setTimer(fire, delay) };
   };
 
+  // A job's `onDue` that throws fails that job's run only, never the round of the others.
+  const due = (rt: JobRuntime): Promise<unknown> => {
+    try {
+      return deps.onDue(rt).catch(() => {});
+    } catch {
+      return Promise.resolve();
+    }
+  };
+
   // Hands every due job to `onDue`; an early wake (the wall clock lags the timer) waits again. A job armed
   // again during the round (an `onDue` that arms at once) waits for the next round, so a round always ends.
   function fire(): Promise<unknown> {
@@ -68,15 +77,6 @@ export function createScheduler(deps: {
     if (next !== undefined) wakeBy(next.at);
     return Promise.all(runs);
   }
-
-  // A job's `onDue` that throws fails that job's run only, never the round of the others.
-  const due = (rt: JobRuntime): Promise<unknown> => {
-    try {
-      return deps.onDue(rt).catch(() => {});
-    } catch {
-      return Promise.resolve();
-    }
-  };
 
   const disarm = (rt: JobRuntime) => {
     if (rt.timer === null) return;
