@@ -35,6 +35,11 @@ export interface RunnerOptions {
   holderGone?: (holder: string) => boolean;
   /** TEST ONLY: lowers the 30 s lease TTL minimum. */
   minLeaseTtlMs?: number;
+  /**
+   * Length of a scheduling round in ms (default 250): a run due within a round starts at its end, with the
+   * others of that round. 0 starts every run at its own time (tests that step a fake clock to exact times).
+   */
+  roundMs?: number;
   /** Fraction of the lease TTL a kind's fetch may take (default 0.8), when below `tick_timeout_secs`. */
   tickDeadlineFactor?: number;
   /**

@@ -41,6 +41,7 @@ export function createRunner(options: RunnerOptions): Runner {
     clock,
     store,
     stopped: isStopped,
+    ...(options.roundMs !== undefined ? { roundMs: options.roundMs } : {}),
     onDue: async (rt) => {
       const leave = await gate.enter();
       try {

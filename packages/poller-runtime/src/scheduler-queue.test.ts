@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { systemClock } from './clock.js';
 import { newJob, type JobRuntime } from './job.js';
-import { createScheduler } from './scheduler.js';
+import { createScheduler, DEFAULT_ROUND_MS, roundOf } from './scheduler.js';
 import { createFakeClock, createMemoryStateStore } from './testing.js';
 import type { JobDefinition } from './validate.js';
 
 const rtOf = (id: string): JobRuntime => newJob({ id } as JobDefinition);
 
-function setup(clock = createFakeClock()) {
+/** A scheduler that records each run's id and time; `roundMs` 0 (every run at its exact time) unless given. */
+function setup(clock = createFakeClock(), roundMs = 0) {
   const fired: [string, number][] = [];
   let stopped = false;
   const scheduler = createScheduler({
@@ -15,6 +16,7 @@ function setup(clock = createFakeClock()) {
     store: createMemoryStateStore({ now: () => clock.now() }),
     stopped: () => stopped,
     onDue: async (rt) => void fired.push([rt.def.id, clock.now()]),
+    roundMs,
   });
   return { clock, scheduler, fired, stop: () => (stopped = true) };
 }
@@ -92,6 +94,7 @@ describe('scheduler: every job under one clock timer', () => {
       clock,
       store: createMemoryStateStore({ now: () => clock.now() }),
       stopped: () => false,
+      roundMs: 0,
       onDue: (rt) => {
         fired.push(rt.def.id);
         if (rt.def.id === 'thrower') throw new Error('sync failure');
@@ -141,5 +144,73 @@ describe('scheduler: every job under one clock timer', () => {
     await new Promise((r) => setTimeout(r, 250));
     expect(fired.map(([id]) => id)).toEqual(['a', 'b', 'c']);
     for (const [id, at] of fired) expect(at).toBeGreaterThanOrEqual(t0 + { a: 40, b: 80, c: 120 }[id]!);
+  });
+});
+
+describe('scheduler: rounds', () => {
+  it('roundOf: the first multiple of the round at or after the time; 0 keeps the time', () => {
+    const cases: [number, number, number][] = [
+      [1000, 250, 1000],
+      [1001, 250, 1250],
+      [1249, 250, 1250],
+      [1250, 250, 1250],
+      [1, 1000, 1000],
+      [1234, 0, 1234],
+    ];
+    for (const [at, round, want] of cases) expect(roundOf(at, round)).toBe(want);
+  });
+
+  it('runs due within a round start together at its end, with one pending clock timer', async () => {
+    // Starts on a whole second, which is a round boundary.
+    const { clock, scheduler, fired } = setup(createFakeClock(), 250);
+    const t0 = clock.now();
+    expect(t0 % 250).toBe(0);
+    const [a, b, c] = ['a', 'b', 'c'].map(rtOf) as [JobRuntime, JobRuntime, JobRuntime];
+    scheduler.armAt(b, t0 + 200);
+    scheduler.armAt(a, t0 + 10);
+    scheduler.armAt(c, t0 + 260);
+    expect(clock.pendingTimers()).toBe(1);
+    expect(clock.nextTimerAt()).toBe(t0 + 250);
+    await clock.advance(249);
+    expect(fired).toEqual([]);
+    await clock.advance(1);
+    // Within the round, in time order.
+    expect(fired).toEqual([
+      ['a', t0 + 250],
+      ['b', t0 + 250],
+    ]);
+    await clock.advance(250);
+    expect(fired.at(-1)).toEqual(['c', t0 + 500]);
+  });
+
+  it('a run on a whole second is not late, and a run whose time has come starts at once', async () => {
+    const { clock, scheduler, fired } = setup(createFakeClock(), DEFAULT_ROUND_MS);
+    const t0 = clock.now();
+    scheduler.armAt(rtOf('on-the-second'), t0 + 5000);
+    await clock.advance(5000);
+    expect(fired).toEqual([['on-the-second', t0 + 5000]]);
+    await clock.advance(7);
+    // Due now (or overdue): no wait for the next round.
+    scheduler.armAt(rtOf('due-now'), clock.now());
+    scheduler.armAt(rtOf('overdue'), clock.now() - 3000);
+    await clock.advance(0);
+    expect(fired.slice(1)).toEqual([
+      ['overdue', t0 + 5007],
+      ['due-now', t0 + 5007],
+    ]);
+  });
+
+  it('on the real clock: a run waits for its round, never longer', async () => {
+    const round = 100;
+    const { scheduler, fired } = setup(systemClock as never, round);
+    const t0 = Date.now();
+    scheduler.armAt(rtOf('a'), t0 + 30);
+    for (let waited = 0; fired.length === 0 && waited < 5000; waited += 20)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(fired).toHaveLength(1);
+    const at = fired[0]![1];
+    expect(at).toBeGreaterThanOrEqual(roundOf(t0 + 30, round));
+    // The round's end, plus the timer's own lateness on a loaded machine (generous: not the next rounds).
+    expect(at).toBeLessThan(roundOf(t0 + 30, round) + 1000);
   });
 });

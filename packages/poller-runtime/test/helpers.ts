@@ -91,6 +91,8 @@ export interface HarnessOptions extends TestSnapshotOptions {
   holderId?: string;
   holderGone?: (holder: string) => boolean;
   minLeaseTtlMs?: number;
+  /** Scheduling rounds (default 0 here: every run at its exact time). */
+  roundMs?: number;
 }
 
 /**
@@ -119,6 +121,7 @@ export function harness(opts: HarnessOptions = {}) {
     clock,
     random: () => 0,
     holderId: opts.holderId ?? 'holder-a',
+    roundMs: opts.roundMs ?? 0,
     ...(opts.minLeaseTtlMs !== undefined ? { minLeaseTtlMs: opts.minLeaseTtlMs } : {}),
     ...(opts.holderGone ? { holderGone: opts.holderGone } : {}),
   });
