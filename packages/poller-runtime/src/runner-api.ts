@@ -36,8 +36,9 @@ export interface RunnerOptions {
   /** TEST ONLY: lowers the 30 s lease TTL minimum. */
   minLeaseTtlMs?: number;
   /**
-   * Length of a scheduling round in ms (default 250): a run due within a round starts at its end, with the
-   * others of that round. 0 starts every run at its own time (tests that step a fake clock to exact times).
+   * Length of a scheduling round in ms, 0 or a divisor of 1000 (default 250): a run due within a round starts
+   * by its end (never before its own time), with the others of that round. 0 starts every run at its own time
+   * (tests that step a fake clock to exact times). Single-host mode only: the cluster's claim loop ignores it.
    */
   roundMs?: number;
   /** Fraction of the lease TTL a kind's fetch may take (default 0.8), when below `tick_timeout_secs`. */

@@ -22,13 +22,14 @@ export interface Scheduler {
 /**
  * The default length of a round (ms). Ticks spread evenly over the minute each ran with every cache cold
  * (code, SQLite's pages, the socket path): at 10,000 jobs a minute, gathering them into four rounds a second
- * halved the CPU of a tick. A run is never more than one round late.
+ * halved the CPU of a tick. A round adds at most its length to when a run starts.
  */
 export const DEFAULT_ROUND_MS = 250;
 
 /**
  * The wall-clock time of the round that runs a job due at `at`: the first multiple of `roundMs` at or after
- * it (`at` itself when `roundMs` is 0). Whole seconds are multiples, so a cron run on the second is not late.
+ * it (`at` itself when `roundMs` is 0). A round divides a second, so a time on a whole second (an unjittered
+ * cron or `at` run) is a round's end: not delayed.
  */
 export function roundOf(at: number, roundMs: number): number {
   return roundMs > 0 ? Math.ceil(at / roundMs) * roundMs : at;
@@ -45,11 +46,13 @@ export function createScheduler(deps: {
   store: StateStore;
   stopped(): boolean;
   onDue(rt: JobRuntime): Promise<unknown>;
-  /** Length of a round in ms (default `DEFAULT_ROUND_MS`; 0: every run at its own time). */
+  /** Length of a round in ms, 0 or a divisor of 1000 (default `DEFAULT_ROUND_MS`; 0: every run at its own time). */
   roundMs?: number;
 }): Scheduler {
   const { clock, store } = deps;
   const roundMs = deps.roundMs ?? DEFAULT_ROUND_MS;
+  if (!Number.isInteger(roundMs) || roundMs < 0 || (roundMs > 0 && 1000 % roundMs !== 0))
+    throw new RangeError(`roundMs must be 0 or a whole number of ms that divides 1000, not ${roundMs}`);
   const inactive = (rt: JobRuntime) => deps.stopped() || rt.retired;
   const queue = new TimerQueue<JobRuntime>();
   let armed = 0;
