@@ -94,6 +94,8 @@ export type {
   TickWriter,
 } from './tick-types.js';
 export { createRunner } from './runner.js';
+// When a scheduled run starts: `RunnerOptions.roundMs` defaults to this round.
+export { DEFAULT_ROUND_MS, roundOf } from './scheduler.js';
 export type {
   ClusterRunnerOptions,
   DueHint,

@@ -208,7 +208,8 @@ export interface ServiceHarness {
 
 /**
  * The real poller service around one or more kinds: registry, runner, scheduler and store, with a fake clock,
- * no jitter, no scheduling rounds (every run at its exact time), the test dispatcher and a recording logger. For a kind package's own end-to-end tests.
+ * no jitter, no scheduling rounds (every run at its exact time), the test dispatcher and a recording logger.
+ * For a kind package's own end-to-end tests.
  */
 export function createServiceHarness(
   kinds: PollerKind | readonly PollerKind[],
