@@ -16,8 +16,10 @@ import { definePollerKind, withBaseConfig } from '../packages/poller-core/dist/i
 import {
   createKindRegistry,
   createRunner,
+  DEFAULT_ROUND_MS,
   pollersOf,
   pollersSectionReader,
+  roundOf,
 } from '../packages/poller-runtime/dist/index.js';
 import { createSqliteStateStore } from '../packages/poller-runtime/dist/sqlite.js';
 import { Registry } from '../packages/poller-runtime/node_modules/prom-client/index.js';
@@ -31,8 +33,6 @@ const MEASURE_MS = quick ? 60_000 : 120_000;
 
 const lateness = [];
 const latenessBeyondRound = [];
-// The runner's default round (ms): a run due at `at` starts by the first multiple of it at or after `at`.
-const ROUND_MS = 250;
 let measuring = false;
 /** next_run_at of each job as the service last read it: the time the tick is due. */
 const due = new Map();
@@ -49,7 +49,8 @@ const noop = definePollerKind({
     const at = due.get(ctx.job.id);
     if (measuring && at !== undefined) {
       lateness.push(ctx.now().getTime() - at);
-      latenessBeyondRound.push(ctx.now().getTime() - Math.ceil(at / ROUND_MS) * ROUND_MS);
+      // The runner runs with its default round.
+      latenessBeyondRound.push(ctx.now().getTime() - roundOf(at, DEFAULT_ROUND_MS));
     }
     return { items: [] };
   },
