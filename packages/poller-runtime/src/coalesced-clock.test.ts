@@ -56,6 +56,40 @@ describe('coalescedClock', () => {
     expect(ran).toEqual(['ok']);
   });
 
+  it('waits due together run in the order they were set, also after others were cleared in between', async () => {
+    const fake = createFakeClock();
+    const clock = coalescedClock(fake);
+    const ran: string[] = [];
+    const handles = ['a', 'b', 'c', 'd', 'e', 'f'].map((name) =>
+      clock.setTimer(() => void ran.push(name), 100),
+    );
+    // Clearing moves the last pending wait into the freed place: the order of setting still decides.
+    clock.clearTimer(handles[1]);
+    clock.clearTimer(handles[3]);
+    clock.setTimer(() => void ran.push('g'), 100);
+    await fake.advance(100);
+    expect(ran).toEqual(['a', 'c', 'e', 'f', 'g']);
+  });
+
+  it('clearing twice, clearing what already ran, or a handle of another clock touches nothing here', async () => {
+    const fake = createFakeClock();
+    const clock = coalescedClock(fake);
+    const other = coalescedClock(createFakeClock());
+    const ran: string[] = [];
+    const first = clock.setTimer(() => void ran.push('first'), 10);
+    clock.setTimer(() => void ran.push('second'), 20);
+    clock.setTimer(() => void ran.push('third'), 30);
+    const foreign = other.setTimer(() => {}, 10);
+    clock.clearTimer(foreign);
+    clock.clearTimer(null);
+    clock.clearTimer(42);
+    await fake.advance(10);
+    clock.clearTimer(first);
+    clock.clearTimer(first);
+    await fake.advance(30);
+    expect(ran).toEqual(['first', 'second', 'third']);
+  });
+
   it('NaN and negative delays run as soon as possible; an infinite one never', async () => {
     const fake = createFakeClock();
     const clock = coalescedClock(fake);
