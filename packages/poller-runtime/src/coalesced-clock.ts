@@ -22,10 +22,10 @@ class Wait {
 
 /**
  * The pending waits: the first `size` slots of an array, removed by swapping in the last. Not a Set: the
- * number of waits rises and falls with every round of ticks; a Set (or an array popped back) is rehashed or
- * trimmed, then grown again, each time, and a store it left behind in the old generation still points at
- * the waits it held, and through their callbacks at whole ticks, which young collections then keep alive
- * and promote. Here the array only grows, and a freed slot is emptied.
+ * number of waits rises and falls with every round of ticks, and a Set is rehashed each time; a table it
+ * left behind in the old generation still points at the waits it held, and through their callbacks at whole
+ * ticks, which young collections then keep alive and promote. The array keeps its store (it only grows),
+ * and a freed slot is emptied.
  */
 class WaitList {
   private readonly slots: (Wait | undefined)[] = [];
