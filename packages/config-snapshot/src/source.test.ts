@@ -82,3 +82,29 @@ describe('parseYamlText', () => {
     expect(a.locate(['k'])).toEqual({ line: 1, column: 4 });
   });
 });
+
+describe('parsed trees', () => {
+  it('are frozen at every level, with each value as written, a `__proto__` key kept as an own key', () => {
+    const v = valueOf(
+      'jobs:\n  - { kind: rss, to: op, tags: [op, rss] }\n  - { kind: rss, to: op, deep: { kind: rss } }\n' +
+        '"__proto__": op\nlong: [' +
+        `${'x'.repeat(80)}, ${'x'.repeat(80)}]\n`,
+    ) as Record<string, unknown>;
+    expect(JSON.parse(JSON.stringify(v))).toEqual({
+      jobs: [
+        { kind: 'rss', to: 'op', tags: ['op', 'rss'] },
+        { kind: 'rss', to: 'op', deep: { kind: 'rss' } },
+      ],
+      ['__proto__']: 'op',
+      long: ['x'.repeat(80), 'x'.repeat(80)],
+    });
+    expect(Object.getPrototypeOf(v)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(v, '__proto__')?.value).toBe('op');
+    const nodes: unknown[] = [v];
+    for (let n = nodes.pop(); n !== undefined; n = nodes.pop()) {
+      if (n === null || typeof n !== 'object') continue;
+      expect(Object.isFrozen(n)).toBe(true);
+      nodes.push(...Object.values(n));
+    }
+  });
+});

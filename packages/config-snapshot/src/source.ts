@@ -16,7 +16,6 @@ import { CORE_SCHEMA, load as loadFast } from 'js-yaml';
 import type * as Yaml from 'yaml';
 import { setTimer, type TimerHandle } from '@agent/timers';
 import { formatPath, type ConfigIssue, type ConfigIssueCode, type IssueScope } from './issues.js';
-import { deepFreeze } from './snapshot.js';
 
 export type Segments = readonly (string | number)[];
 
@@ -328,13 +327,38 @@ export function parseYamlText(
   // The parsed document (a large tree) is not kept: positions are needed only for issues, so `locate`
   // parses the text again on first use. Snapshots of big files then hold their text, not their tree.
   const locate = lazyLocator(text);
-  const frozen = deepFreeze(value ?? null);
+  const frozen = freezeParsed(value ?? null, new Map());
   parsed.set(hash, { value: frozen, locate, pass: readPass });
   if (parsed.size > MAX_CACHED_FILES) parsed.delete(parsed.keys().next().value!);
   return { src: { ...names, hash, value: frozen, locate }, issues: [] };
 }
 
 type Mark = { line: number; column: number } | undefined;
+
+/** Strings up to this length are shared by every value of a file that spells them alike. */
+const SHARED_STRING_MAX_CHARS = 64;
+
+/**
+ * Freezes a parsed tree, every short string value replaced by the first one spelled alike: the parser makes
+ * a string per occurrence, and a file of 10,000 jobs repeats its kind, agents, channels and templates in
+ * each (about 0.1 KB a job, kept as long as the snapshot). Aliased nodes are walked once (frozen ones are
+ * skipped), so an alias cycle ends too.
+ */
+function freezeParsed<T>(value: T, shared: Map<string, string>): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  const node = value as Record<string, unknown>;
+  for (const key of Object.keys(node)) {
+    const v = node[key];
+    if (typeof v === 'string') {
+      // Assigning an own `__proto__` key would call the prototype's setter instead: it keeps its string.
+      if (v.length > SHARED_STRING_MAX_CHARS || key === '__proto__') continue;
+      const first = shared.get(v);
+      if (first === undefined) shared.set(v, v);
+      else node[key] = first;
+    } else freezeParsed(v, shared);
+  }
+  return Object.freeze(value);
+}
 
 function parseFast(
   text: string,
