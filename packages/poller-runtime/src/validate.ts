@@ -8,6 +8,7 @@ import { canonicalJson, compileSchema, validateTemplate, type PollerKind } from 
 import type { AgentDirectory } from './agent-directory.js';
 import { accountIssues } from './validate-account.js';
 import type { LoadedJob, PollersSection } from './pollers-section.js';
+import type { PollerJob } from './pollers-schema.js';
 import type { KindRegistry } from './registry.js';
 import { parseSchedule, type Schedule, type ScheduleSpec } from './schedule.js';
 import { sourceKeyOf } from './source-key.js';
@@ -108,10 +109,11 @@ function schemaIssues(job: LoadedJob, kind: PollerKind, config: unknown): Config
 type DefinitionFields = Omit<JobDefinition, 'fingerprint'>;
 
 /**
- * A job definition. Its fingerprint is the SHA-256 of `source`'s canonical JSON, worked out at its first use
- * (a reload's plan, a cluster's reconcile; never a single host's start), and the source is let go then. A
- * class, not a literal with a getter: V8 keeps an object literal with an accessor in dictionary mode (about
- * 0.8 KB a job more), where instances of a class share one shape.
+ * A job definition. Its fingerprint is the SHA-256 of the canonical JSON of its spec with the config as the
+ * kind's schema completed it, worked out at its first use (a reload's plan, a cluster's reconcile; never a
+ * single host's start); the spec is let go then. A class, not a literal with a getter: V8 keeps an object
+ * literal with an accessor in dictionary mode (about 0.8 KB a job more), where instances of a class share
+ * one shape.
  */
 class Definition implements JobDefinition {
   readonly id: string;
@@ -125,10 +127,11 @@ class Definition implements JobDefinition {
   readonly pausedOnBoot: boolean;
   readonly accountName: string | null;
   readonly sourceKey: string;
-  #source: Record<string, unknown> | null;
+  /** The spec as loaded (kept by its section anyway), until the fingerprint is worked out. */
+  #spec: Readonly<PollerJob> | null;
   #fingerprint = '';
 
-  constructor(fields: DefinitionFields, source: Record<string, unknown>) {
+  constructor(fields: DefinitionFields, spec: Readonly<PollerJob>) {
     this.id = fields.id;
     this.kind = fields.kind;
     this.agent = fields.agent;
@@ -140,13 +143,14 @@ class Definition implements JobDefinition {
     this.pausedOnBoot = fields.pausedOnBoot;
     this.accountName = fields.accountName;
     this.sourceKey = fields.sourceKey;
-    this.#source = source;
+    this.#spec = spec;
   }
 
   get fingerprint(): string {
-    if (this.#source) {
-      this.#fingerprint = createHash('sha256').update(canonicalJson(this.#source)).digest('hex');
-      this.#source = null;
+    if (this.#spec) {
+      const source = { ...this.#spec, config: this.config };
+      this.#fingerprint = createHash('sha256').update(canonicalJson(source)).digest('hex');
+      this.#spec = null;
     }
     return this.#fingerprint;
   }
@@ -276,15 +280,23 @@ function validateJob(
       schedule: schedule.schedule,
       scheduleSpec: spec.schedule as ScheduleSpec,
       config,
-      deliver: { channel: deliver.channel, to: deliver.to },
+      deliver: destinationOf(deliver),
       failureTo: failureTo ? { channel: failureTo.channel, to: failureTo.to } : null,
       pausedOnBoot: spec.paused_on_boot === true,
       accountName,
       sourceKey: sourceKeyOf(kind, config),
     },
-    { ...spec, config, kind: spec.kind },
+    spec,
   );
   return { ok: true, definition };
+}
+
+/** `deliver` itself when it has no other key than `channel` and `to` (the usual case), else those two. */
+function destinationOf(deliver: Destination): Destination {
+  let keys = 0;
+  for (const _ in deliver) keys++;
+  const bare = keys === 2 && 'channel' in deliver && 'to' in deliver;
+  return bare ? deliver : { channel: deliver.channel, to: deliver.to };
 }
 
 /**
