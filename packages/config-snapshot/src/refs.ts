@@ -40,7 +40,12 @@ export function resolveRefs(value: unknown, ctx: RefContext, segments: Segments 
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
       const r = resolveRefs(v, ctx, [...segments, k]);
-      if (r !== undefined) out[k] = r;
+      if (r === undefined) continue;
+      // A `__proto__` key stays a key: assigned, it would become the copy's prototype, its values inherited
+      // past every schema's check of unknown keys.
+      if (k === '__proto__')
+        Object.defineProperty(out, k, { value: r, enumerable: true, writable: true, configurable: true });
+      else out[k] = r;
     }
     return out;
   }
