@@ -103,6 +103,19 @@ describe('poller jobs', () => {
     expect(r.snapshot!.redact('sent Bearer secret-token-a')).toBe('sent Bearer [redacted]');
   });
 
+  it('keeps a `__proto__` key of a job an own key, never the prototype of its config', () => {
+    const d = make({
+      ...baseFiles(),
+      'pollers.yaml': pollers(
+        job('j1').replace('feed_url: "http://x"', 'feed_url: "http://x", __proto__: { to: op }'),
+      ),
+    });
+    const config = pollersOf(load(d).snapshot!)!.jobs[0]!.spec.config as Record<string, unknown>;
+    expect(Object.getPrototypeOf(config)).toBe(Object.prototype);
+    expect(Object.keys(config)).toEqual(['feed_url', '__proto__']);
+    expect(Object.getOwnPropertyDescriptor(config, '__proto__')?.value).toEqual({ to: 'op' });
+  });
+
   it('builds located issues for kinds through issueAt', () => {
     const d = make({ ...baseFiles(), 'pollers.yaml': pollers(job('j1')) });
     const j = pollersOf(load(d).snapshot!)!.jobs[0]!;
