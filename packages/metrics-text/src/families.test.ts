@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { TextCounter, TextGauge, TextHistogram, renderMetrics } from './index.js';
+import { SeriesIndex, TextCounter, TextGauge, TextHistogram, renderMetrics } from './index.js';
 
 const JOB = ['kind', 'agent', 'job_id'] as const;
 const job = (id: string) => ({ kind: 'rss', agent: 'a', job_id: id });
@@ -228,5 +228,72 @@ describe('in a prom-client Registry', () => {
     expect(() => new TextGauge({ name: 'g', help: 'g', labelNames: ['a b'] })).toThrow(/label name/);
     expect(() => new TextGauge({ name: 'g', help: 'g', labelNames: ['__x'] })).toThrow(/label name/);
     expect(() => new TextGauge({ name: 'g', help: 'g', labelNames: ['a', 'a'] })).toThrow(/repeated/);
+  });
+});
+
+/** Three families of one series index. */
+const shared = () => {
+  const series = new SeriesIndex(['job_id']);
+  const c = new TextCounter({ name: 'c_total', help: 'c', labelNames: ['job_id'], series });
+  const g = new TextGauge({ name: 'g', help: 'g', labelNames: ['job_id'], series });
+  const h = new TextHistogram({ name: 'h', help: 'h', labelNames: ['job_id'], buckets: [1], series });
+  return { series, c, g, h };
+};
+
+describe('families sharing a series index', () => {
+  it('keep one label text per series; each family renders only the series it has, with its own values', () => {
+    const { series, c, g, h } = shared();
+    for (let i = 0; i < 40; i++) c.inc({ job_id: `j${i}` }, i); // past the first growth of the arrays
+    g.set({ job_id: 'j3' }, 7);
+    h.observe({ job_id: 'j39' }, 2);
+    g.set({ job_id: 'x' }, 1);
+    expect([...series.slots.keys()]).toHaveLength(41);
+    expect(samples(c)).toHaveLength(40);
+    expect(samples(c)[39]).toBe('c_total{job_id="j39"} 39');
+    expect(samples(g)).toEqual(['g{job_id="j3"} 7', 'g{job_id="x"} 1']);
+    expect(samples(h)).toEqual([
+      'h_bucket{le="1",job_id="j39"} 0',
+      'h_bucket{le="+Inf",job_id="j39"} 1',
+      'h_sum{job_id="j39"} 2',
+      'h_count{job_id="j39"} 1',
+    ]);
+  });
+
+  it('a series removed from one family stays in the others; gone from all, its slot is reused at zero', async () => {
+    const { series, c, g } = shared();
+    c.inc({ job_id: 'a' }, 5);
+    g.set({ job_id: 'a' }, 2);
+    c.inc({ job_id: 'b' }, 1);
+    c.remove({ job_id: 'a' });
+    expect(samples(c)).toEqual(['c_total{job_id="b"} 1']);
+    expect(samples(g)).toEqual(['g{job_id="a"} 2']);
+    // Made again while the gauge holds it: back at its place, from zero.
+    c.inc({ job_id: 'a' });
+    expect(samples(c)).toEqual(['c_total{job_id="a"} 1', 'c_total{job_id="b"} 1']);
+    c.remove({ job_id: 'a' });
+    g.remove({ job_id: 'a' });
+    expect([...series.slots.keys()]).toEqual(['job_id="b"']);
+    g.set({ job_id: 'z' }, 3);
+    expect(series.slots.get('job_id="z"')).toBe(0); // a's slot
+    expect(samples(c)).toEqual(['c_total{job_id="b"} 1']);
+    expect((await g.get()).values).toEqual([{ value: 3, labels: { job_id: 'z' } }]);
+  });
+
+  it("a reset lets go of the family's series only", () => {
+    const { series, c, g } = shared();
+    c.inc({ job_id: 'a' });
+    g.set({ job_id: 'a' }, 1);
+    g.set({ job_id: 'b' }, 1);
+    g.reset();
+    expect(samples(g)).toEqual([]);
+    expect([...series.slots.keys()]).toEqual(['job_id="a"']);
+    expect(samples(c)).toEqual(['c_total{job_id="a"} 1']);
+  });
+
+  it('refuses an index of other label names', () => {
+    const series = new SeriesIndex(['job_id']);
+    expect(
+      () => new TextCounter({ name: 'c_total', help: 'c', labelNames: ['agent'], series } as never),
+    ).toThrow(/series index is for labels job_id/);
   });
 });

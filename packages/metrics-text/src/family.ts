@@ -4,6 +4,7 @@
  * that text into lines; no object is allocated per series or per bucket.
  */
 import type { Registry } from 'prom-client';
+import { SeriesIndex } from './series-index.js';
 import { checkNames, escapeLabelValue, headerOf, type MetricKind } from './text.js';
 
 /** A series' label values by label name: every label of the family, no other. */
@@ -15,6 +16,11 @@ export interface FamilyOptions<L extends string> {
   labelNames: readonly L[];
   /** Registries the family registers in (none by default: unlike prom-client, never the global one). */
   registers?: readonly Registry[];
+  /**
+   * The series index the family shares with others of the same label names (one of its own by default). A
+   * series removed from one family and made again keeps its place while another family holds it.
+   */
+  series?: SeriesIndex<L>;
 }
 
 /** One sample of `get()`, in prom-client's shape. */
@@ -46,8 +52,6 @@ export interface RendersText {
   textPieces(): Iterable<string>;
 }
 
-const INITIAL_CAPACITY = 16;
-
 /**
  * Label text by frozen label object, per list of label names. A caller that passes the same frozen object
  * at every update (a job's labels) builds its text once, and families with the same label names share that
@@ -69,14 +73,12 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
   readonly type: MetricKind;
   readonly aggregator = 'sum' as const;
   protected readonly header: string;
-  /** Label text of each series to its slot. A Map keeps insertion order: the order prom-client renders. */
-  protected readonly slots = new Map<string, number>();
-  /** Allocated slots; the typed arrays of a subclass hold `capacity` of them. */
+  /** Label text of each series to its slot, in insertion order (the order prom-client renders). */
+  private readonly series: SeriesIndex<L>;
+  /** 1 at the slots of the index that are series of this family. */
+  private held = new Uint8Array(0);
+  /** Slots the typed arrays of a subclass (and `held`) have room for. */
   protected capacity = 0;
-  private used = 0;
-  private free: number[] = [];
-  /** Label values of slot s at [s * labelNames.length + i], for `get()`. */
-  private labelValues: string[] = [];
   /** `kind="`, `,agent="`, ...: the text before each label value. */
   private readonly opens: string[];
   private readonly texts: WeakMap<object, string>;
@@ -90,6 +92,13 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
     this.header = headerOf(this.name, this.help, type);
     this.opens = this.labelNames.map((label, i) => `${i ? ',' : ''}${label}="`);
     this.texts = labelTextCache(this.labelNames);
+    const series = options.series ?? new SeriesIndex(this.labelNames);
+    if (series.labelNames.join(',') !== this.labelNames.join(',')) {
+      throw new TypeError(
+        `metric ${this.name}: its series index is for labels ${series.labelNames.join(', ') || '(none)'}`,
+      );
+    }
+    this.series = series;
   }
 
   /** Registers the family, once a subclass is whole (a family that failed its checks is not registered). */
@@ -102,21 +111,18 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
   /** Deletes one series; a series that does not exist is no error. */
   remove(labels: LabelValues<L>): void {
     const text = this.textOf(labels);
-    const slot = this.slots.get(text);
-    if (slot === undefined) return;
-    this.slots.delete(text);
+    const slot = this.series.slots.get(text);
+    if (slot === undefined || !this.holds(slot)) return;
+    this.held[slot] = 0;
     this.clearSlot(slot);
-    const n = this.labelNames.length;
-    this.labelValues.fill('', slot * n, slot * n + n);
-    this.free.push(slot);
+    this.series.release(text, slot);
   }
 
   /** Deletes every series (an unlabelled family keeps its one series, at zero), as prom-client's reset. */
   reset(): void {
-    this.slots.clear();
-    this.free = [];
-    this.labelValues = [];
-    this.used = 0;
+    // Deleting from a Map while iterating it is safe: the entries after it still come.
+    for (const [text, slot] of this.series.slots) if (this.holds(slot)) this.series.release(text, slot);
+    this.held = new Uint8Array(0);
     this.capacity = 0;
     this.resize(0);
     if (this.labelNames.length === 0) this.slotFor({} as LabelValues<L>);
@@ -125,7 +131,8 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
   /** The series and their samples in prom-client's shape: `registry.getMetricsAsJSON()` and tests read it. */
   async get(): Promise<FamilySnapshot> {
     const values: SampleValue[] = [];
-    for (const slot of this.slots.values()) this.samplesOf(slot, this.labelsOf(slot), values);
+    for (const slot of this.series.slots.values())
+      if (this.holds(slot)) this.samplesOf(slot, this.series.labelsOf(slot), values);
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
   }
 
@@ -138,10 +145,10 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
     // The series of this moment, each rendered when its turn comes: between two pieces the caller may let
     // other work run, and a series removed and made again meanwhile would come back at the end of the Map
     // (twice in one scrape). Series removed meanwhile are left out; series made meanwhile wait for the next.
-    const texts = [...this.slots.keys()];
+    const texts = [...this.series.slots.keys()];
     for (const text of texts) {
-      const slot = this.slots.get(text);
-      if (slot !== undefined) yield this.renderSeries(text, slot);
+      const slot = this.series.slots.get(text);
+      if (slot !== undefined && this.holds(slot)) yield this.renderSeries(text, slot);
     }
   }
 
@@ -151,8 +158,8 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
    */
   protected slotFor(labels: LabelValues<L>): number {
     const text = this.textOf(labels);
-    const slot = this.slots.get(text);
-    return slot === undefined ? this.add(text, labels) : slot;
+    const slot = this.series.slots.get(text);
+    return slot !== undefined && this.holds(slot) ? slot : this.add(text, labels);
   }
 
   /** The typed arrays of a subclass, grown (or, at 0, emptied) to `capacity` slots, values kept. */
@@ -189,26 +196,23 @@ export abstract class LabelledFamily<L extends string> implements RendersText {
     return parts.join('');
   }
 
-  private add(text: string, labels: LabelValues<L>): number {
-    let slot = this.free.pop();
-    if (slot === undefined) {
-      slot = this.used++;
-      if (slot >= this.capacity) {
-        this.capacity = Math.max(INITIAL_CAPACITY, this.capacity * 2);
-        this.resize(this.capacity);
-      }
-    }
-    const n = this.labelNames.length;
-    for (let i = 0; i < n; i++) this.labelValues[slot * n + i] = String(labels[this.labelNames[i]!]);
-    this.slots.set(text, slot);
-    return slot;
+  private holds(slot: number): boolean {
+    return this.held[slot] === 1;
   }
 
-  private labelsOf(slot: number): Record<string, string> {
-    const n = this.labelNames.length;
-    const labels: Record<string, string> = {};
-    for (let i = 0; i < n; i++) labels[this.labelNames[i]!] = this.labelValues[slot * n + i]!;
-    return labels;
+  /** Makes a series of this family: a slot of the index (its own, or another family's series). */
+  private add(text: string, labels: LabelValues<L>): number {
+    const slot = this.series.hold(text, labels);
+    if (slot >= this.capacity) {
+      // As large as the index: its slots grow by doubling, and so do the arrays (values kept).
+      this.capacity = this.series.capacity;
+      this.resize(this.capacity);
+      const held = new Uint8Array(this.capacity);
+      held.set(this.held);
+      this.held = held;
+    }
+    this.held[slot] = 1;
+    return slot;
   }
 }
 

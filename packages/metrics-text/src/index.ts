@@ -9,6 +9,7 @@ export { TextCounter } from './counter.js';
 export { TextGauge } from './gauge.js';
 export { TextHistogram, type HistogramOptions } from './histogram.js';
 export { renderMetrics, renderMetricsChunks } from './render.js';
+export { SeriesIndex } from './series-index.js';
 export type { FamilyOptions, FamilySnapshot, LabelValues, RendersText, SampleValue } from './family.js';
 export { Counter, Gauge, Histogram, Registry } from './prom.js';
 export { collectProcessMetrics } from './process-metrics.js';
