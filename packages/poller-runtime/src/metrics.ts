@@ -3,7 +3,7 @@
  * `@agent/metrics-text` families: at 10,000 jobs a scrape renders them in tens of milliseconds, where
  * prom-client's own rendering took several hundred.
  */
-import { TextCounter, TextGauge, TextHistogram } from '@agent/metrics-text';
+import { SeriesIndex, TextCounter, TextGauge, TextHistogram } from '@agent/metrics-text';
 import { Counter, Gauge } from '@agent/metrics-text';
 import type { Registry } from 'prom-client';
 import type { TickStatus } from './store.js';
@@ -61,13 +61,36 @@ const JOB = ['kind', 'agent', 'job_id'] as const;
 
 type TickLabels = JobLabels & { status: TickStatus };
 
+/**
+ * The series indexes of a registry's per-job families, one per list of label names: the families of a job
+ * share one map of label texts (at 10,000 jobs, five maps of 0.46 MB fewer).
+ */
+const seriesIndexes = new WeakMap<Registry, Map<string, SeriesIndex>>();
+
+function seriesIndexOf<L extends string>(registry: Registry, labelNames: readonly L[]): SeriesIndex<L> {
+  let byNames = seriesIndexes.get(registry);
+  if (!byNames) seriesIndexes.set(registry, (byNames = new Map()));
+  const key = labelNames.join(',');
+  let index = byNames.get(key);
+  if (!index) byNames.set(key, (index = new SeriesIndex(labelNames)));
+  return index as SeriesIndex<L>;
+}
+
 /** The series of the spec and beyond it, made once per registry (see `metric`). */
 function pollerSeries(registry: Registry) {
   // Per-job series: one per job (and status), so thousands of them.
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-    metric(registry, name, (m) => new TextCounter<L>({ ...m, help, labelNames }));
+    metric(
+      registry,
+      name,
+      (m) => new TextCounter<L>({ ...m, help, labelNames, series: seriesIndexOf(registry, labelNames) }),
+    );
   const gauge = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
-    metric(registry, name, (m) => new TextGauge<L>({ ...m, help, labelNames }));
+    metric(
+      registry,
+      name,
+      (m) => new TextGauge<L>({ ...m, help, labelNames, series: seriesIndexOf(registry, labelNames) }),
+    );
   // A few series each: prom-client's own.
   const plainGauge = (name: string, help: string) => metric(registry, name, (m) => new Gauge({ ...m, help }));
   const plainCounter = <L extends string>(name: string, help: string, labelNames: readonly L[]) =>
@@ -83,6 +106,7 @@ function pollerSeries(registry: Registry) {
           ...m,
           help: 'Tick duration in milliseconds (fetch and delivery).',
           labelNames: JOB,
+          series: seriesIndexOf(registry, JOB),
           buckets: LATENCY_BUCKETS_MS,
         }),
     ),
