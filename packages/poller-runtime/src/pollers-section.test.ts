@@ -2,6 +2,7 @@ import { loadConfig } from '@agent/config-snapshot';
 import { baseFiles, tempConfigPool, type TempDir } from '@agent/config-snapshot/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { LegacyJobSource } from './legacy-jobs.js';
+import { jobSchema } from './pollers-schema.js';
 import { pollersOf, pollersSectionReader } from './pollers-section.js';
 
 const pool = tempConfigPool();
@@ -104,16 +105,48 @@ describe('poller jobs', () => {
   });
 
   it('keeps a `__proto__` key of a job an own key, never the prototype of its config', () => {
+    // j1's config holds no reference (the parsed node itself), j2's does (a resolved copy).
+    const proto = 'feed_url: "http://x", __proto__: { to: op }';
     const d = make({
       ...baseFiles(),
       'pollers.yaml': pollers(
-        job('j1').replace('feed_url: "http://x"', 'feed_url: "http://x", __proto__: { to: op }'),
+        job('j1').replace('feed_url: "http://x"', proto) +
+          job('j2').replace('feed_url: "http://x"', proto.replace('http://x', '${FEED}')),
       ),
     });
-    const config = pollersOf(load(d).snapshot!)!.jobs[0]!.spec.config as Record<string, unknown>;
-    expect(Object.getPrototypeOf(config)).toBe(Object.prototype);
-    expect(Object.keys(config)).toEqual(['feed_url', '__proto__']);
-    expect(Object.getOwnPropertyDescriptor(config, '__proto__')?.value).toEqual({ to: 'op' });
+    for (const j of pollersOf(load(d, { FEED: 'http://y' }).snapshot!)!.jobs) {
+      const config = j.spec.config as Record<string, unknown>;
+      expect(Object.getPrototypeOf(config)).toBe(Object.prototype);
+      expect(Object.keys(config)).toEqual(['feed_url', '__proto__']);
+      expect(Object.getOwnPropertyDescriptor(config, '__proto__')?.value).toEqual({ to: 'op' });
+    }
+  });
+
+  it("shares a job's mappings without references with the parsed file; the job itself takes the defaults", () => {
+    const d = make({
+      ...baseFiles(),
+      'pollers.yaml': pollers(job('j1') + job('j2').replace('"http://x"', '"http://${HOST}/f"')),
+    });
+    const [j1, j2] = pollersOf(load(d, { HOST: 'h' }).snapshot!)!.jobs;
+    expect(Object.isFrozen(j1!.spec.config) && Object.isFrozen(j1!.spec.schedule)).toBe(true);
+    expect(Object.isFrozen(j1!.spec)).toBe(false);
+    expect(j1!.spec.paused_on_boot).toBe(false);
+    expect(j2!.spec.config).toEqual({ feed_url: 'http://h/f' });
+    expect(Object.isFrozen(j2!.spec.config)).toBe(false);
+    expect(Object.isFrozen(j2!.spec.schedule)).toBe(true);
+  });
+
+  it('the job schema fills in defaults only at the top of a job (its deeper mappings may be frozen)', () => {
+    const defaultsBelowTop: string[] = [];
+    const walk = (schema: unknown, at: string): void => {
+      if (schema === null || typeof schema !== 'object') return;
+      for (const [key, value] of Object.entries(schema)) {
+        if (key === 'default' && at.split('.').length > 2) defaultsBelowTop.push(at);
+        walk(value, `${at}.${key}`);
+      }
+    };
+    for (const [key, value] of Object.entries(jobSchema.properties)) walk(value, `job.${key}`);
+    expect(defaultsBelowTop).toEqual([]);
   });
 
   it('builds located issues for kinds through issueAt', () => {

@@ -7,6 +7,7 @@ import {
   issueAt,
   validateAt,
   type ConfigIssue,
+  type IssueInput,
   type SectionContext,
   type SectionReader,
   type SectionResult,
@@ -167,11 +168,52 @@ function readJob(
   const id = typeof rawId === 'string' && rawId.length <= JOB_ID_MAX_LENGTH ? rawId : undefined;
   const jobBase = { scope: 'job' as const, section: POLLERS_SECTION, ...(id ? { jobId: id } : {}) };
   const sink: ConfigIssue[] = [];
-  const job = ctx.resolveRefs(src, raw, path, jobBase, sink);
+  const job = resolveJob(ctx, src, raw, path, jobBase, sink);
   if (sink.length === 0)
     sink.push(...validateAt(jobSchema, job, src, path, jobBase, { explainOneOf: explainSchedule }));
   if (sink.length > 0) return { ...(id ? { id } : {}), index, issues: sink };
   return new FileJob(where, index, job as PollerJob, id);
+}
+
+/**
+ * A job with its references resolved. Its mappings and lists that hold no reference are the parsed file's
+ * own (frozen) nodes, not copies: the section is kept as long as its snapshot runs, and a copy of each
+ * job's schedule and config weighed about 0.15 KB. The job itself is a new mapping, where the job schema
+ * fills in its defaults; it fills in none deeper down (a test holds it to that).
+ */
+function resolveJob(
+  ctx: SectionContext,
+  src: SourceFile,
+  raw: unknown,
+  path: Segments,
+  base: Omit<IssueInput, 'code' | 'message'>,
+  sink: ConfigIssue[],
+): unknown {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    return ctx.resolveRefs(src, raw, path, base, sink);
+  const job: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const resolved = holdsReference(value) ? ctx.resolveRefs(src, value, [...path, key], base, sink) : value;
+    if (resolved === undefined) continue;
+    // As the config loader keeps it: a `__proto__` key stays a key, never the mapping's prototype.
+    if (key === '__proto__')
+      Object.defineProperty(job, key, {
+        value: resolved,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    else job[key] = resolved;
+  }
+  return job;
+}
+
+/** Whether a `${...}` reference (or a `$${` escape) is anywhere in `value`. */
+function holdsReference(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('${');
+  if (value === null || typeof value !== 'object') return false;
+  for (const v of Object.values(value)) if (holdsReference(v)) return true;
+  return false;
 }
 
 /**
