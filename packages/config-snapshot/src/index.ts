@@ -40,7 +40,7 @@ export {
   type SnapshotDiff,
 } from './diff.js';
 export { createSnapshotStore, SnapshotVersionError, type SnapshotStore } from './store.js';
-export { resolveRefs, type RefContext } from './refs.js';
+export { holdsReference, resolveRefs, type RefContext } from './refs.js';
 export { MAX_FILE_BYTES, MAX_YAML_DEPTH } from './source.js';
 export { compileSchema } from '@agent/json-schema';
 export { coreReferenceEntries, renderReference, type ReferenceEntry } from './reference.js';

@@ -26,6 +26,17 @@ export interface RefContext {
 const REF = /\$\$\{|\$\{([^}]*)\}/g;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/**
+ * Whether `value` holds a reference (`${...}`, or the `$${` escape) anywhere: what `resolveRefs` would change.
+ * A caller that keeps a value as it was parsed when it holds none shares the parsed file's (frozen) nodes.
+ */
+export function holdsReference(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('${');
+  if (value === null || typeof value !== 'object') return false;
+  for (const v of Object.values(value)) if (holdsReference(v)) return true;
+  return false;
+}
+
 /** Deep copy of `value` with every reference resolved. A reference that fails leaves its string out. */
 export function resolveRefs(value: unknown, ctx: RefContext, segments: Segments = []): unknown {
   if (typeof value === 'string') return resolveString(value, ctx, segments);
@@ -53,7 +64,7 @@ export function resolveRefs(value: unknown, ctx: RefContext, segments: Segments 
 }
 
 function resolveString(s: string, ctx: RefContext, segments: Segments): string | undefined {
-  if (!s.includes('${')) return s;
+  if (!holdsReference(s)) return s;
   let failed = false;
   const out = s.replace(REF, (whole, inner: string | undefined) => {
     if (whole === '$${') return '${';

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { holdsReference } from './refs.js';
 import { parseYamlText } from './source.js';
 
 const names = { rel: 'x.yaml', abs: '/cfg/x.yaml', display: 'cfg/x.yaml' };
@@ -106,5 +107,15 @@ describe('parsed trees', () => {
       expect(Object.isFrozen(n)).toBe(true);
       nodes.push(...Object.values(n));
     }
+  });
+});
+
+describe('holdsReference', () => {
+  it('finds a reference or an escape at any depth, and nothing in plain values', () => {
+    expect(holdsReference('Bearer ${TOKEN}')).toBe(true);
+    expect(holdsReference('costs $${5}')).toBe(true);
+    expect(holdsReference({ a: [1, { b: '${file:/x}' }] })).toBe(true);
+    expect(holdsReference({ a: [1, { b: '$ {x} and {y}' }], c: null, d: true })).toBe(false);
+    expect(holdsReference(42)).toBe(false);
   });
 });
