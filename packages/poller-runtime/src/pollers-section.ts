@@ -4,6 +4,7 @@
  * legacy files, and keeps positions so that every later issue (the kind's) points into the file.
  */
 import {
+  holdsReference,
   issueAt,
   validateAt,
   type ConfigIssue,
@@ -179,7 +180,8 @@ function readJob(
  * A job with its references resolved. Its mappings and lists that hold no reference are the parsed file's
  * own (frozen) nodes, not copies: the section is kept as long as its snapshot runs, and a copy of each
  * job's schedule and config weighed about 0.15 KB. The job itself is a new mapping, where the job schema
- * fills in its defaults; it fills in none deeper down (a test holds it to that).
+ * fills in its defaults; it fills in none deeper down (a test holds it to that). `fromEntries` defines own
+ * properties: a `__proto__` key stays a key.
  */
 function resolveJob(
   ctx: SectionContext,
@@ -191,29 +193,15 @@ function resolveJob(
 ): unknown {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
     return ctx.resolveRefs(src, raw, path, base, sink);
-  const job: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(raw)) {
-    const resolved = holdsReference(value) ? ctx.resolveRefs(src, value, [...path, key], base, sink) : value;
-    if (resolved === undefined) continue;
-    // As the config loader keeps it: a `__proto__` key stays a key, never the mapping's prototype.
-    if (key === '__proto__')
-      Object.defineProperty(job, key, {
-        value: resolved,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    else job[key] = resolved;
-  }
-  return job;
-}
-
-/** Whether a `${...}` reference (or a `$${` escape) is anywhere in `value`. */
-function holdsReference(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('${');
-  if (value === null || typeof value !== 'object') return false;
-  for (const v of Object.values(value)) if (holdsReference(v)) return true;
-  return false;
+  return Object.fromEntries(
+    Object.entries(raw).flatMap(([key, value]) => {
+      const resolved = holdsReference(value)
+        ? ctx.resolveRefs(src, value, [...path, key], base, sink)
+        : value;
+      // A reference that fails leaves its value out, as `resolveRefs` does.
+      return resolved === undefined ? [] : [[key, resolved]];
+    }),
+  );
 }
 
 /**

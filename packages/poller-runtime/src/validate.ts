@@ -293,9 +293,8 @@ function validateJob(
 
 /** `deliver` itself when it has no other key than `channel` and `to` (the usual case), else those two. */
 function destinationOf(deliver: Destination): Destination {
-  let keys = 0;
-  for (const _ in deliver) keys++;
-  const bare = keys === 2 && 'channel' in deliver && 'to' in deliver;
+  const keys = Object.keys(deliver);
+  const bare = keys.length === 2 && 'channel' in deliver && 'to' in deliver;
   return bare ? deliver : { channel: deliver.channel, to: deliver.to };
 }
 
