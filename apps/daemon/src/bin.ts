@@ -12,6 +12,9 @@ try {
   // A plain client command line does not load yargs (see plainLineRequest).
   const plain = plainLineRequest(args);
   if (plain) io.setExitCode(await runClient(io, plain));
+  // `agent --version` alone prints what yargs would, without loading it.
+  else if (args.length === 1 && args[0] === '--version')
+    io.out((await import('./version.js')).DAEMON_VERSION);
   else {
     const line = await import('./command-line.js');
     const daemon = line.plainDaemonLine(args);
