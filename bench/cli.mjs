@@ -1,7 +1,7 @@
 // Wall time of the built `agent` bin against an admin server with 1,000 jobs, run where an operator runs it: a
 // directory whose config/runtime.yaml names the admin server. Measured in the same run, in rounds that take
 // one sample of each command in turn (so that a machine getting slower or faster moves every figure alike):
-// `node -e 0` (bare Node start), `agent --version` (the bin and yargs, no client), `agent pollers list`, and
+// `node -e 0` (bare Node start), `agent --version` (the bin alone: no parser, no client), `agent pollers list`, and
 // curl of the same endpoint. Targets: `agent pollers list` at most 2x `node -e 0`; under 3x curl.
 // The admin server is a real createAdminApp served in-process.
 import { execFile, spawnSync } from 'node:child_process';
@@ -122,7 +122,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   row(
     'agent --version',
     r.ms.version,
-    `${r.vsNode.version.toFixed(2)}x node  (the bin and yargs, no client)`,
+    `${r.vsNode.version.toFixed(2)}x node  (the bin alone: no parser, no client)`,
   );
   row(
     'agent pollers list',
