@@ -1,15 +1,17 @@
 // The scrape of the poller's per-job series: CPU, bytes and lines of one `/metrics` body at 1,000 and
 // 10,000 jobs, every job with one tick and every per-job series set (as after a first round of ticks).
-// Three renderings in the same run:
+// Four renderings in the same run:
 //   before      prom-client's own Counter/Gauge/Histogram, 13 latency buckets (5 ms ... 60 s), registry.metrics()
 //   prom-client the same, with today's 8 buckets: what the bucket choice alone saves
-//   now         createPollerMetrics (metrics-text families, 8 buckets) rendered by renderMetrics, as the
-//               daemon's /metrics does (with the poller's few series that are not per job: 17 lines more)
+//   one string  createPollerMetrics (metrics-text families, 8 buckets) rendered whole by renderMetrics, then
+//               encoded (with the poller's few series that are not per job: 17 lines more)
+//   now         the same families as the daemon's /metrics sends them: renderMetricsChunks, 64 KB chunks
+//               each encoded as it is made
 // CPU is process CPU (GC threads included) for the render and its UTF-8 encoding, median of the scrapes
 // after a warm-up. Target: at 10,000 jobs, <= 100 ms of CPU per scrape.
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { renderMetrics } from '../packages/metrics-text/dist/index.js';
+import { renderMetrics, renderMetricsChunks } from '../packages/metrics-text/dist/index.js';
 import { createPollerMetrics } from '../packages/poller-runtime/dist/index.js';
 import {
   Counter,
@@ -84,8 +86,9 @@ function measure(jobs, makeSeries, render) {
     let lines = 0;
     for (let k = 0; k <= SCRAPES; k++) {
       const t = process.cpuUsage();
-      const body = Buffer.from(await render(registry), 'utf8');
+      const made = await render(registry);
       const used = process.cpuUsage(t);
+      const body = Buffer.isBuffer(made) ? made : Buffer.from(made, 'utf8');
       if (k > 0) cpu.push((used.user + used.system) / 1000); // the first scrape warms up
       bytes = body.length;
       lines = body.toString('latin1').split('\n').length - 1;
@@ -98,8 +101,16 @@ function measure(jobs, makeSeries, render) {
 const variants = [
   ['before', (r) => promClientSeries(r, BEFORE_BUCKETS), (r) => r.metrics()],
   ['prom-client', (r) => promClientSeries(r, NOW_BUCKETS), (r) => r.metrics()],
-  ['now', runtimeSeries, renderMetrics],
+  ['one string', runtimeSeries, async (r) => Buffer.from(await renderMetrics(r), 'utf8')],
+  ['now', runtimeSeries, chunksOf],
 ];
+
+/** What the daemon's `/metrics` sends: UTF-8 chunks, each made as the socket asks (kept here to count them). */
+async function chunksOf(registry) {
+  const chunks = [];
+  for await (const chunk of renderMetricsChunks(registry)) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
 
 console.log(`per-job poller series, one tick each; CPU: median (max) of ${SCRAPES} scrapes after a warm-up`);
 for (const jobs of SIZES) {
