@@ -17,8 +17,11 @@ async function loadedAtStart(w: Workdir): Promise<string[]> {
     hooks,
     `import { appendFileSync } from 'node:fs';\n` +
       `export async function load(url, context, next) {\n` +
-      `  appendFileSync(${JSON.stringify(log)}, url + '\\n');\n` +
-      `  return next(url, context);\n}\n`,
+      `  const loaded = await next(url, context);\n` +
+      // A CommonJS file that an `import` brought in, scanned for its named exports: `import-cjs:<url>`.
+      `  const cjs = loaded.format === 'commonjs' ? 'import-cjs:' + url + '\\n' : '';\n` +
+      `  appendFileSync(${JSON.stringify(log)}, url + '\\n' + cjs);\n` +
+      `  return loaded;\n}\n`,
   );
   const preload = join(w.root, 'preload.mjs');
   // CommonJS modules (prom-client's) never reach the ESM hook: each `require` is logged as `cjs:<request>`.
@@ -74,6 +77,8 @@ describe('modules a daemon loads at start', () => {
     expect(required.filter((r) => /^cjs:prom-client$|pushgateway|cluster|@opentelemetry/.test(r))).toEqual(
       [],
     );
+    // No CommonJS package through `import`: Node keeps the memory of scanning it for the process's life.
+    expect(urls.filter((u) => u.startsWith('import-cjs:'))).toEqual([]);
     // The admin and metrics apps (hono, the routes, the console's pages) are built at their first request.
     expect(urls.filter((u) => u.includes('/hono@') || u.includes('/admin-api/dist/app.js'))).toEqual([]);
     for (const kind of KINDS) expect(ofPackage(urls, `poller-kind-${kind}`, 'kind.js'), kind).toEqual([]);
