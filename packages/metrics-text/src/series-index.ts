@@ -7,9 +7,10 @@
 export class SeriesIndex<L extends string = string> {
   readonly labelNames: readonly L[];
   /** Label text to slot, in the order the series were first made (the order they are rendered in). */
-  readonly slots = new Map<string, number>();
-  /** Slots allocated so far: a family's typed arrays hold at least the slots it was given. */
-  capacity = 0;
+  readonly slots: ReadonlyMap<string, number>;
+  /** The map behind `slots`: only `hold` and `release` change it. */
+  private readonly slotOfText = new Map<string, number>();
+  private allocated = 0;
   private used = 0;
   private free: number[] = [];
   /** Families that hold each slot. */
@@ -19,6 +20,12 @@ export class SeriesIndex<L extends string = string> {
 
   constructor(labelNames: readonly L[]) {
     this.labelNames = [...labelNames];
+    this.slots = this.slotOfText;
+  }
+
+  /** Slots allocated so far: a family's typed arrays hold at least the slots it was given. */
+  get capacity(): number {
+    return this.allocated;
   }
 
   /**
@@ -26,7 +33,7 @@ export class SeriesIndex<L extends string = string> {
    * series it makes; `release` undoes it.
    */
   hold(text: string, labels: Readonly<Record<L, string | number>>): number {
-    let slot = this.slots.get(text);
+    let slot = this.slotOfText.get(text);
     if (slot === undefined) slot = this.add(text, labels);
     this.holders[slot] = this.holders[slot]! + 1;
     return slot;
@@ -37,7 +44,7 @@ export class SeriesIndex<L extends string = string> {
     const left = this.holders[slot]! - 1;
     this.holders[slot] = left;
     if (left > 0) return;
-    this.slots.delete(text);
+    this.slotOfText.delete(text);
     const n = this.labelNames.length;
     this.labelValues.fill('', slot * n, slot * n + n);
     this.free.push(slot);
@@ -55,16 +62,16 @@ export class SeriesIndex<L extends string = string> {
     let slot = this.free.pop();
     if (slot === undefined) {
       slot = this.used++;
-      if (slot >= this.capacity) {
-        this.capacity = Math.max(INITIAL_CAPACITY, this.capacity * 2);
-        const holders = new Uint32Array(this.capacity);
+      if (slot >= this.allocated) {
+        this.allocated = Math.max(INITIAL_CAPACITY, this.allocated * 2);
+        const holders = new Uint32Array(this.allocated);
         holders.set(this.holders);
         this.holders = holders;
       }
     }
     const n = this.labelNames.length;
     for (let i = 0; i < n; i++) this.labelValues[slot * n + i] = String(labels[this.labelNames[i]!]);
-    this.slots.set(text, slot);
+    this.slotOfText.set(text, slot);
     return slot;
   }
 }
