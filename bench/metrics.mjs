@@ -8,7 +8,9 @@
 //   now         the same families as the daemon's /metrics sends them: renderMetricsChunks, 64 KB chunks
 //               each encoded as it is made
 // CPU is process CPU (GC threads included) for the render and its UTF-8 encoding, median of the scrapes
-// after a warm-up. Target: at 10,000 jobs, <= 100 ms of CPU per scrape.
+// after a warm-up. Target: at 10,000 jobs, <= 100 ms of CPU per scrape. This is the render alone, in a
+// process holding nothing else: a daemon's scrape also writes the body to its socket and collects garbage in
+// a larger heap, about twice this; `bench/scale.mjs` measures that one.
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { renderMetrics, renderMetricsChunks } from '../packages/metrics-text/dist/index.js';
@@ -127,7 +129,7 @@ for (const jobs of SIZES) {
   );
   if (jobs === 10_000) {
     console.log(
-      `  target: <= ${TARGET_MS} ms CPU per scrape at 10,000 jobs -> ${now.cpuMs.toFixed(1)} ms ${now.cpuMs <= TARGET_MS ? 'OK' : 'MISSED'}`,
+      `  target: <= ${TARGET_MS} ms CPU per scrape at 10,000 jobs, the render alone -> ${now.cpuMs.toFixed(1)} ms ${now.cpuMs <= TARGET_MS ? 'OK' : 'MISSED'} (the whole daemon's scrape: bench/scale.mjs)`,
     );
   }
 }
