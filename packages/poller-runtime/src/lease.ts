@@ -73,6 +73,8 @@ export function leaseSession(
   const fence: Fence = { holder: grant.holder, epoch: grant.epoch };
   let trustedUntil = asked + ttl - margin;
   let released = false;
+  // Set by `end`: a renewal answered after it touches neither the tick that is over nor the lease.
+  let ended = false;
   let renewTimer: unknown = null;
 
   const commit = async (ops: CommitOps) => {
@@ -105,6 +107,7 @@ export function leaseSession(
           const renewAsked = monotonicNow(clock);
           // null: the store failed. The next period tries again; the trust window runs out meanwhile.
           const held = await store.renewLease(jobId, fence, ttl).catch(() => null);
+          if (ended) return;
           if (held === false) tick.abort(new LeaseLostError());
           else {
             if (held) trustedUntil = Math.max(trustedUntil, renewAsked + ttl - margin);
@@ -115,6 +118,7 @@ export function leaseSession(
       );
     },
     async end() {
+      ended = true;
       if (renewTimer !== null) clock.clearTimer(renewTimer);
       if (released) return;
       await store.releaseLease(jobId, fence).catch(() => {
