@@ -121,11 +121,15 @@ async function runDaemon(jobs, feedUrl) {
   // Scraped as Prometheus would, every SCRAPE_S seconds: the scrapes' garbage and their CPU are part of the
   // daemon's life. Each scrape's CPU is the daemon's CPU over the scrape (the ticks' share is estimated below).
   const idleSamples = [];
+  // The file-backed part of each sample: Node's binary and libraries, mapped from disk and shared with every
+  // Node process on the host; the rest is the process's own (V8's heap, native allocations).
+  const fileSamples = [];
   const scrapes = { n: 0, cpu: 0, wall: 0, bytes: 0 };
   let nextScrape = t0 + SCRAPE_S * 1000;
   while (performance.now() - t0 < WINDOW_S * 1000) {
     await sleep(Math.min(1000, WINDOW_S * 1000 - (performance.now() - t0)));
     idleSamples.push(memMb(child.pid, 'VmRSS'));
+    fileSamples.push(memMb(child.pid, 'RssFile'));
     if (performance.now() >= nextScrape) {
       nextScrape += SCRAPE_S * 1000;
       const c0 = cpuMs(child.pid);
@@ -154,6 +158,8 @@ async function runDaemon(jobs, feedUrl) {
   idleSamples.sort((a, b) => a - b);
   const rssIdle = idleSamples[Math.floor(idleSamples.length / 2)];
   const rssIdleRange = [idleSamples[0], idleSamples.at(-1)];
+  fileSamples.sort((a, b) => a - b);
+  const rssIdleFile = fileSamples[Math.floor(fileSamples.length / 2)];
   const scrapeBytes = scrapes.bytes;
   const scrapeWall = scrapes.wall / Math.max(1, scrapes.n);
   const scrapeCpu = scrapes.cpu / Math.max(1, scrapes.n);
@@ -169,6 +175,7 @@ async function runDaemon(jobs, feedUrl) {
     rssStart,
     rssIdle,
     rssIdleRange,
+    rssIdleFile,
     rssPeak: peak,
     cpuPct: ((cpu1 - cpu0) / elapsed) * 100,
     ticks,
@@ -253,7 +260,8 @@ else {
         ].join(' '),
       );
       console.log(
-        `        idle RSS over the window: median ${f1(d.rssIdle)}, min ${f1(d.rssIdleRange[0])}, max ${f1(d.rssIdleRange[1])} MB`,
+        `        idle RSS over the window: median ${f1(d.rssIdle)}, min ${f1(d.rssIdleRange[0])}, max ${f1(d.rssIdleRange[1])} MB; ` +
+          `file-backed (Node's binary and libraries, shared with every Node process): median ${f1(d.rssIdleFile)} MB`,
       );
       // The daemon keeps ticking while it is scraped: its CPU over a scrape holds that work too. The ticks'
       // share is estimated from their CPU rate between the scrapes over the scrape's wall time; both figures
