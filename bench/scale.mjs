@@ -3,7 +3,8 @@
 // at start, idle (the median of one sample a second over the measured window) and peak, the daemon's CPU
 // over that window (scraped every 15 s, as Prometheus would), CPU per tick (the window's without the
 // scrapes' own) and the CPU of those scrapes. In the same run, a bare loop of the same conditional
-// GETs through the same HTTP client (the physical limit), with the ratio. `node bench/scale.mjs [--jobs 100,1000,10000] [--interval 60] [--window 60] [--concurrency N] [--node-args '--flag …'] [--quick]`
+// GETs through the same HTTP client (the physical limit), with the ratio; beside it, for context, the same
+// GETs at the daemon's pace (a round of them four times a second). `node bench/scale.mjs [--jobs 100,1000,10000] [--interval 60] [--window 60] [--concurrency N] [--node-args '--flag …'] [--quick]`
 // [--scrape-interval 15] [--settle <interval>] (build first).
 import { fork } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -190,14 +191,21 @@ async function runDaemon(jobs, feedUrl) {
 
 // ---- the bare loop: the same conditional GETs through the same client, in a child process ---------------
 
-async function bareLoop(jobs, port) {
-  const child = fork(fileURLToPath(import.meta.url), ['--bare', String(jobs), String(port)], {
-    stdio: 'inherit',
-  });
+async function bareLoop(jobs, port, perRound) {
+  const child = fork(
+    fileURLToPath(import.meta.url),
+    ['--bare', String(jobs), String(port), String(perRound)],
+    { stdio: 'inherit' },
+  );
   return new Promise((resolve) => child.once('message', resolve));
 }
 
-async function bareChild(jobs, port) {
+// The runner gathers due ticks into rounds four times a second (docs/pollers.md, Rounds).
+const ROUND_MS = 250;
+// Seconds the bare loop runs at the daemon's pace.
+const PACED_S = 15;
+
+async function bareChild(jobs, port, perRound) {
   const { createGuardedHttp } = await import(join(root, 'packages/guarded-http/dist/index.js'));
   const http = createGuardedHttp();
   const url = (i) => `http://127.0.0.1:${port}/feed/${i}`;
@@ -222,13 +230,35 @@ async function bareChild(jobs, port) {
       }),
     );
   const c = process.cpuUsage(c0);
-  process.send({ cpuPerGet: (c.user + c.system) / 1000 / n });
+  // The same GETs at the daemon's pace: `perRound` of them at once every ROUND_MS, as its rounds run them.
+  // Each round wakes an idle process, as each of the daemon's does: what pacing itself costs.
+  const p0 = process.cpuUsage();
+  let paced = 0;
+  let next = 0;
+  for (let round = 0; round < (PACED_S * 1000) / ROUND_MS; round++) {
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: perRound }, async () => {
+        const i = next++ % jobs;
+        const res = await get(i, etags[i]);
+        if (res.status !== 304) throw new Error(`expected 304, got ${res.status}`);
+        paced++;
+      }),
+    );
+    await sleep(Math.max(0, ROUND_MS - (performance.now() - started)));
+  }
+  const p = process.cpuUsage(p0);
+  process.send({
+    cpuPerGet: (c.user + c.system) / 1000 / n,
+    pacedCpuPerGet: (p.user + p.system) / 1000 / paced,
+  });
   process.exit(0);
 }
 
 // ---- main -----------------------------------------------------------------------------------------------
 
-if (process.argv[2] === '--bare') await bareChild(Number(process.argv[3]), Number(process.argv[4]));
+if (process.argv[2] === '--bare')
+  await bareChild(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5]));
 else {
   const feeds = await startFeedServer();
   const { port } = feeds;
@@ -241,7 +271,9 @@ else {
   try {
     for (const jobs of SIZES) {
       const d = await runDaemon(jobs, feeds.url);
-      const bare = await bareLoop(Math.min(jobs, 2000), port);
+      // The daemon's rate: its jobs' ticks per round.
+      const perRound = Math.max(1, Math.round((jobs * ROUND_MS) / (INTERVAL_S * 1000)));
+      const bare = await bareLoop(Math.min(jobs, 2000), port, perRound);
       const ratio = d.cpuPerTick / bare.cpuPerGet;
       console.log(
         [
@@ -262,6 +294,11 @@ else {
       console.log(
         `        idle RSS over the window: median ${f1(d.rssIdle)}, min ${f1(d.rssIdleRange[0])}, max ${f1(d.rssIdleRange[1])} MB; ` +
           `file-backed (Node's binary and libraries, shared with every Node process): median ${f1(d.rssIdleFile)} MB`,
+      );
+      console.log(
+        `        bare loop at the daemon's pace (${perRound} GETs at once every ${ROUND_MS} ms, for ${PACED_S} s): ` +
+          `${f2(bare.pacedCpuPerGet)} ms/get; the daemon's tick ${f1(d.cpuPerTick / bare.pacedCpuPerGet)}x that ` +
+          '(the target is against the loop above)',
       );
       // The daemon keeps ticking while it is scraped: its CPU over a scrape holds that work too. The ticks'
       // share is estimated from their CPU rate between the scrapes over the scrape's wall time; both figures
