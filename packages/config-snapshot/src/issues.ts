@@ -45,7 +45,8 @@ export const CONFIG_ISSUE_CODES = {
     action: 'Check permissions; replace it with a regular file.',
   },
   CONFIG_FILE_TOO_LARGE: {
-    meaning: 'A file is larger than 4 MiB; refused before it is read.',
+    meaning:
+      'A file is larger than its cap (4 MiB for most files; the message names the cap); refused before it is read.',
     action: 'Split it (one agent per file) or trim it.',
   },
   CONFIG_FILE_CHANGING: {
