@@ -73,7 +73,7 @@ export function leaseSession(
   const fence: Fence = { holder: grant.holder, epoch: grant.epoch };
   let trustedUntil = asked + ttl - margin;
   let released = false;
-  // Set by `end`: a renewal answered after it touches neither the tick that is over nor the lease.
+  // Set by `end`: a renewal answered after it neither aborts the tick that is over nor renews again.
   let ended = false;
   let renewTimer: unknown = null;
 
@@ -107,12 +107,11 @@ export function leaseSession(
           const renewAsked = monotonicNow(clock);
           // null: the store failed. The next period tries again; the trust window runs out meanwhile.
           const held = await store.renewLease(jobId, fence, ttl).catch(() => null);
+          // Moved even after `end`: a release that failed is retried until the lease would run out.
+          if (held) trustedUntil = Math.max(trustedUntil, renewAsked + ttl - margin);
           if (ended) return;
           if (held === false) tick.abort(new LeaseLostError());
-          else {
-            if (held) trustedUntil = Math.max(trustedUntil, renewAsked + ttl - margin);
-            session.keepRenewing(tick);
-          }
+          else session.keepRenewing(tick);
         },
         Math.max(50, Math.floor(ttl / 3)),
       );
