@@ -61,6 +61,17 @@ describe('a renewal answered after its session ended', () => {
     expect(h.renewals()).toBe(1);
   });
 
+  it('answered after the releasing write, before the end: the tick is not aborted', async () => {
+    const h = heldRenewals();
+    const { session, tick } = await renewingSession(h);
+    await session.writeLast({ state: { lastStatus: 'ok' } });
+    h.waiting.shift()!(false);
+    await settle();
+    expect(tick.signal.aborted).toBe(false);
+    expect(h.clock.pendingTimers()).toBe(0);
+    await session.end();
+  });
+
   it('while the session runs, a lost lease still aborts the tick and a held one is renewed again', async () => {
     const lost = heldRenewals();
     const a = await renewingSession(lost);

@@ -73,7 +73,8 @@ export function leaseSession(
   const fence: Fence = { holder: grant.holder, epoch: grant.epoch };
   let trustedUntil = asked + ttl - margin;
   let released = false;
-  // Set by `end`: a renewal answered after it neither aborts the tick that is over nor renews again.
+  // Set by `end`: a renewal answered after it (or after the releasing write) neither aborts the tick nor
+  // renews again.
   let ended = false;
   let renewTimer: unknown = null;
 
@@ -109,7 +110,7 @@ export function leaseSession(
           const held = await store.renewLease(jobId, fence, ttl).catch(() => null);
           // Moved even after `end`: a release that failed is retried until the lease would run out.
           if (held) trustedUntil = Math.max(trustedUntil, renewAsked + ttl - margin);
-          if (ended) return;
+          if (ended || released) return;
           if (held === false) tick.abort(new LeaseLostError());
           else session.keepRenewing(tick);
         },
